@@ -24,15 +24,15 @@
  * long key sequence): the keys are cut into chunks of KB_ATTN_CHUNK keys,
  * each chunk's (max, sum, O) is computed by its own task, and the chunks
  * are merged in order, so one query's keys are spread over the threads.
- * A block of at most KB_ATTN_DOT_ROWS query rows takes its scores from the
- * small-m product, which reads K in place: the same fma chain per score as
- * the microkernel on K packed block by block (16-bit K widened as it is
- * packed), which larger blocks take.  A block of at most KB_ATTN_PV_ROWS
- * rows (decode, up to eight query heads per kv head), or of a 16-bit V,
- * takes O += P V from the attention pv kernel (attention_kernels.h), which
- * reads each row of V once per strip of columns: the same fma chain per
- * output as the microkernel.  The 16-bit entry points leave K and V as
- * stored on this path (kv_in_place).
+ * A block of at most the level's dot_rows query rows (attention_kernels.h)
+ * takes its scores from the small-m product, which reads K in place: the
+ * same fma chain per score as the microkernel on K packed block by block
+ * (16-bit K widened as it is packed), which larger blocks take.  A block of
+ * at most the level's pv_rows rows of a float32 V, or of a 16-bit V, takes
+ * O += P V from the attention pv kernel (attention_kernels.h), which reads
+ * each row of V once per strip of columns: the same fma chain per output
+ * as the microkernel.  The 16-bit entry points leave K and V as stored on
+ * this path (kv_in_place).
  *
  * Determinism: every row's result is a fixed sequence of float32 operations
  * that depends on the shapes only (the key blocks and chunks are fixed
@@ -54,20 +54,6 @@
  * KB_ATTN_SPLIT_ROWS query rows and more than one chunk of keys. */
 #define KB_ATTN_CHUNK 512
 #define KB_ATTN_SPLIT_ROWS 16
-/* Query rows per block up to which the scores come from the small-m
- * product reading K in place rather than from the microkernel on K packed
- * into panels (measured: faster up to 4 rows, slower at 8; with more rows
- * the small-m product transposes each tile of K once per 4 rows, packing
- * once per block; 16-bit K: docs/performance.md). */
-#define KB_ATTN_DOT_ROWS 4
-/* Query rows per block up to which O += P V of a float32 V comes from the
- * attention pv kernel (each row of V read once per strip of columns for
- * up to 4 rows, 4 rows per pass) rather than the microkernel (V walked
- * once per nr-column tile): faster at 8 rows, slower at 16 on an AVX2
- * Zen 3.  A 16-bit V (decode only, at most 16 rows) always takes pv:
- * faster than widening the block into scratch for the microkernel at 8,
- * 12 and 16 rows (docs/performance.md). */
-#define KB_ATTN_PV_ROWS 8
 /* Query rows per call of the pv kernel (its register tiles' limit). */
 #define KB_ATTN_PV_PASS 4
 
@@ -225,7 +211,7 @@ static void run_task(struct attn_job *g, int64_t t, struct attn_work *w) {
   for (int64_t j0 = k0; j0 < k1; j0 += KB_ATTN_BK) {
     int64_t len = k1 - j0 < KB_ATTN_BK ? k1 - j0 : KB_ATTN_BK;
     /* S = scale * Q K^T for this block. */
-    if (g->kpack == NULL && nrows <= KB_ATTN_DOT_ROWS) {
+    if (g->kpack == NULL && nrows <= g->ops->attn.dot_rows) {
       /* Few query rows (decode): the small-m product reads the K rows in
        * place (as stored, 16-bit ones too), each score the same fma chain
        * over the head dimension as the microkernel's (so the same bits),
@@ -279,7 +265,7 @@ static void run_task(struct attn_job *g, int64_t t, struct attn_work *w) {
       w->m[r] = m_new;
     }
     /* O += P V; V's rows are read in place when they are whole panels. */
-    if (nrows <= KB_ATTN_PV_ROWS || g->kv_dt != KB_GEMM_F32) {
+    if (nrows <= g->ops->attn.pv_rows || g->kv_dt != KB_GEMM_F32) {
       /* Decode: each row of V is read once for a wide strip of the head
        * dimension, into several independent chains per row (the
        * microkernel's tiles with few rows are nr columns wide: two chains,

@@ -180,6 +180,11 @@ KB_TARGET_AVX512 static void pv(int vdt, int64_t rows, int64_t len, int64_t d, c
     pv_dt(KB_GEMM_F32, rows, len, d, p, ldp, v, ldv, o, ldo, first);
 }
 
-const struct kb_attn_ops kb__attn_ops_avx512 = {softmax_block, pv};
+/* dot_rows 8: the small-m product (16 x 16 transposes of K) is faster than
+ * packing K at 5-8 rows, 16-bit K by 10-20% (AVX-512 Xeon).  pv_rows 4: at
+ * 8 rows of a float32 V the microkernel on V in place is faster than two
+ * passes of pv (docs/performance.md, "Decode attention: the K and V routes
+ * per level"). */
+const struct kb_attn_ops kb__attn_ops_avx512 = {softmax_block, pv, 8, 4};
 
 #endif /* KB_HAVE_X86_SIMD */

@@ -278,11 +278,12 @@ static void test_half_decode(void) {
   kb_context_destroy(ctx);
 }
 
-/* Decode with 1 to 4 query rows per key/value head takes its scores from
- * the small-m product on K in place, with more rows from the microkernel
- * on K packed block by block (16-bit K widened as packed); O += P V comes
- * from the attention pv kernel, four rows per pass, up to 8 rows of a
- * float32 V and for every 16-bit V, else from the microkernel.  The
+/* Decode with up to the level's dot_rows (4 or 8) query rows per key/value
+ * head takes its scores from the small-m product on K in place, with more
+ * rows from the microkernel on K packed block by block (16-bit K widened as
+ * packed); O += P V comes from the attention pv kernel, four rows per
+ * pass, up to 8 rows of a float32 V and for every 16-bit V, else from the
+ * microkernel.  The
  * contract is the same fma chain per element on every path: the same query
  * repeated over 1, 5-8 and 16 rows must give the bits of the float32 call
  * with 9-16 rows (the microkernel for both products; at most 16 rows, so

@@ -42,6 +42,19 @@ typedef void (*kb_attn_pv_fn)(int vdt, int64_t rows, int64_t len, int64_t d, con
 struct kb_attn_ops {
   kb_attn_softmax_block_fn softmax_block;
   kb_attn_pv_fn pv;
+  /* Query rows per decode block up to which the scores come from the
+   * small-m product on K in place rather than from the microkernel on K
+   * packed block by block: the same bits either way, so a per-level choice
+   * of speed (docs/performance.md, "Decode attention: the K and V routes per
+   * level").  At most 8: attention_ex_test's reference takes 9-16 rows
+   * through the microkernel on every level. */
+  int dot_rows;
+  /* Query rows per decode block up to which O += P V of a float32 V comes
+   * from pv (4 rows per call) rather than the microkernel on
+   * V in place; a 16-bit V always takes pv (faster than widening the block
+   * into scratch for the microkernel at 8, 12 and 16 rows).  At most 8, for
+   * the same reason as dot_rows. */
+  int pv_rows;
 };
 
 /* The exponential of the softmax weights for one value (attention_scalar.c):

@@ -72,4 +72,4 @@ static void pv(int vdt, int64_t rows, int64_t len, int64_t d, const float *p, in
     }
 }
 
-const struct kb_attn_ops kb__attn_ops_scalar = {softmax_block, pv};
+const struct kb_attn_ops kb__attn_ops_scalar = {softmax_block, pv, 4, 4};

@@ -204,8 +204,10 @@ static void run_half_cache(kb_context *c1, kb_context *c3, int f16) {
   kb_status (*attend)(kb_context *, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool, const float *,
                       const uint16_t *, const uint16_t *, const int32_t *, int64_t, int64_t, int64_t, const float *,
                       bool, bool, float, float *) = f16 ? kb_attention_ex_kv_f16 : kb_attention_ex_kv_bf16;
-  static const int64_t kSeqQ[] = {1, 3, C_SQ};
-  for (int i = 0; i < 3; i++) {
+  /* 4, 8, 12 and 32 query rows per kv head: the small-m product on K up
+   * to a level's dot_rows (4 or 8), the microkernel on packed K above. */
+  static const int64_t kSeqQ[] = {1, 2, 3, C_SQ};
+  for (int i = 0; i < 4; i++) {
     size_t obytes = sizeof(float) * (size_t)(kSeqQ[i] * C_H * C_D);
     float *o1 = calloc(1, obytes), *o3 = calloc(1, obytes);
     if (o1 == NULL || o3 == NULL) exit(1);

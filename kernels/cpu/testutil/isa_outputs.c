@@ -198,6 +198,11 @@ int main(void) {
   /* Three and four query rows per key/value head (pv's wider row tiles). */
   attention_case(c1, c3, "attention_decode_rows3_1x3x1x1x900x72", 1, 3, 1, 1, 900, 72, false);
   attention_case(c1, c3, "attention_decode_rows4_causal_2x8x2x1x600x100", 2, 8, 2, 1, 600, 100, true);
+  /* Six and eight query rows per key/value head: scores from the small-m
+   * product at the avx512 level, from packed K at avx2 (dot_rows of
+   * attention_kernels.h); eight rows take float32 V's pv in two passes. */
+  attention_case(c1, c3, "attention_decode_rows6_1x12x2x1x900x72", 1, 12, 2, 1, 900, 72, false);
+  attention_case(c1, c3, "attention_decode_rows8_causal_1x8x1x1x1100x136", 1, 8, 1, 1, 1100, 136, true);
   static const struct {
     const char *name;
     kb_dtype type;

@@ -984,6 +984,19 @@ typedef void (*kb_attn_pv_fn)(int vdt, int64_t rows, int64_t len, int64_t d, con
 struct kb_attn_ops {
   kb_attn_softmax_block_fn softmax_block;
   kb_attn_pv_fn pv;
+  /* Query rows per decode block up to which the scores come from the
+   * small-m product on K in place rather than from the microkernel on K
+   * packed block by block: the same bits either way, so a per-level choice
+   * of speed (docs/performance.md, "Decode attention: the K and V routes per
+   * level").  At most 8: attention_ex_test's reference takes 9-16 rows
+   * through the microkernel on every level. */
+  int dot_rows;
+  /* Query rows per decode block up to which O += P V of a float32 V comes
+   * from pv (4 rows per call) rather than the microkernel on
+   * V in place; a 16-bit V always takes pv (faster than widening the block
+   * into scratch for the microkernel at 8, 12 and 16 rows).  At most 8, for
+   * the same reason as dot_rows. */
+  int pv_rows;
 };
 
 /* The exponential of the softmax weights for one value (attention_scalar.c):
@@ -2742,6 +2755,19 @@ typedef void (*kb_attn_pv_fn)(int vdt, int64_t rows, int64_t len, int64_t d, con
 struct kb_attn_ops {
   kb_attn_softmax_block_fn softmax_block;
   kb_attn_pv_fn pv;
+  /* Query rows per decode block up to which the scores come from the
+   * small-m product on K in place rather than from the microkernel on K
+   * packed block by block: the same bits either way, so a per-level choice
+   * of speed (docs/performance.md, "Decode attention: the K and V routes per
+   * level").  At most 8: attention_ex_test's reference takes 9-16 rows
+   * through the microkernel on every level. */
+  int dot_rows;
+  /* Query rows per decode block up to which O += P V of a float32 V comes
+   * from pv (4 rows per call) rather than the microkernel on
+   * V in place; a 16-bit V always takes pv (faster than widening the block
+   * into scratch for the microkernel at 8, 12 and 16 rows).  At most 8, for
+   * the same reason as dot_rows. */
+  int pv_rows;
 };
 
 /* The exponential of the softmax weights for one value (attention_scalar.c):
@@ -3107,6 +3133,19 @@ typedef void (*kb_attn_pv_fn)(int vdt, int64_t rows, int64_t len, int64_t d, con
 struct kb_attn_ops {
   kb_attn_softmax_block_fn softmax_block;
   kb_attn_pv_fn pv;
+  /* Query rows per decode block up to which the scores come from the
+   * small-m product on K in place rather than from the microkernel on K
+   * packed block by block: the same bits either way, so a per-level choice
+   * of speed (docs/performance.md, "Decode attention: the K and V routes per
+   * level").  At most 8: attention_ex_test's reference takes 9-16 rows
+   * through the microkernel on every level. */
+  int dot_rows;
+  /* Query rows per decode block up to which O += P V of a float32 V comes
+   * from pv (4 rows per call) rather than the microkernel on
+   * V in place; a 16-bit V always takes pv (faster than widening the block
+   * into scratch for the microkernel at 8, 12 and 16 rows).  At most 8, for
+   * the same reason as dot_rows. */
+  int pv_rows;
 };
 
 /* The exponential of the softmax weights for one value (attention_scalar.c):
@@ -8380,15 +8419,15 @@ kb_status kb_argmax_f16(kb_context *ctx, int64_t rows, int64_t cols, const uint1
  * long key sequence): the keys are cut into chunks of KB_ATTN_CHUNK keys,
  * each chunk's (max, sum, O) is computed by its own task, and the chunks
  * are merged in order, so one query's keys are spread over the threads.
- * A block of at most KB_ATTN_DOT_ROWS query rows takes its scores from the
- * small-m product, which reads K in place: the same fma chain per score as
- * the microkernel on K packed block by block (16-bit K widened as it is
- * packed), which larger blocks take.  A block of at most KB_ATTN_PV_ROWS
- * rows (decode, up to eight query heads per kv head), or of a 16-bit V,
- * takes O += P V from the attention pv kernel (attention_kernels.h), which
- * reads each row of V once per strip of columns: the same fma chain per
- * output as the microkernel.  The 16-bit entry points leave K and V as
- * stored on this path (kv_in_place).
+ * A block of at most the level's dot_rows query rows (attention_kernels.h)
+ * takes its scores from the small-m product, which reads K in place: the
+ * same fma chain per score as the microkernel on K packed block by block
+ * (16-bit K widened as it is packed), which larger blocks take.  A block of
+ * at most the level's pv_rows rows of a float32 V, or of a 16-bit V, takes
+ * O += P V from the attention pv kernel (attention_kernels.h), which reads
+ * each row of V once per strip of columns: the same fma chain per output
+ * as the microkernel.  The 16-bit entry points leave K and V as stored on
+ * this path (kv_in_place).
  *
  * Determinism: every row's result is a fixed sequence of float32 operations
  * that depends on the shapes only (the key blocks and chunks are fixed
@@ -8407,20 +8446,6 @@ kb_status kb_argmax_f16(kb_context *ctx, int64_t rows, int64_t cols, const uint1
  * KB_ATTN_SPLIT_ROWS query rows and more than one chunk of keys. */
 #define KB_ATTN_CHUNK 512
 #define KB_ATTN_SPLIT_ROWS 16
-/* Query rows per block up to which the scores come from the small-m
- * product reading K in place rather than from the microkernel on K packed
- * into panels (measured: faster up to 4 rows, slower at 8; with more rows
- * the small-m product transposes each tile of K once per 4 rows, packing
- * once per block; 16-bit K: docs/performance.md). */
-#define KB_ATTN_DOT_ROWS 4
-/* Query rows per block up to which O += P V of a float32 V comes from the
- * attention pv kernel (each row of V read once per strip of columns for
- * up to 4 rows, 4 rows per pass) rather than the microkernel (V walked
- * once per nr-column tile): faster at 8 rows, slower at 16 on an AVX2
- * Zen 3.  A 16-bit V (decode only, at most 16 rows) always takes pv:
- * faster than widening the block into scratch for the microkernel at 8,
- * 12 and 16 rows (docs/performance.md). */
-#define KB_ATTN_PV_ROWS 8
 /* Query rows per call of the pv kernel (its register tiles' limit). */
 #define KB_ATTN_PV_PASS 4
 
@@ -8578,7 +8603,7 @@ static void attention__run_task(struct attention__attn_job *g, int64_t t, struct
   for (int64_t j0 = k0; j0 < k1; j0 += KB_ATTN_BK) {
     int64_t len = k1 - j0 < KB_ATTN_BK ? k1 - j0 : KB_ATTN_BK;
     /* S = scale * Q K^T for this block. */
-    if (g->kpack == NULL && nrows <= KB_ATTN_DOT_ROWS) {
+    if (g->kpack == NULL && nrows <= g->ops->attn.dot_rows) {
       /* Few query rows (decode): the small-m product reads the K rows in
        * place (as stored, 16-bit ones too), each score the same fma chain
        * over the head dimension as the microkernel's (so the same bits),
@@ -8632,7 +8657,7 @@ static void attention__run_task(struct attention__attn_job *g, int64_t t, struct
       w->m[r] = m_new;
     }
     /* O += P V; V's rows are read in place when they are whole panels. */
-    if (nrows <= KB_ATTN_PV_ROWS || g->kv_dt != KB_GEMM_F32) {
+    if (nrows <= g->ops->attn.pv_rows || g->kv_dt != KB_GEMM_F32) {
       /* Decode: each row of V is read once for a wide strip of the head
        * dimension, into several independent chains per row (the
        * microkernel's tiles with few rows are nr columns wide: two chains,
@@ -9179,9 +9204,7 @@ kb_status kb_attention_ex_kv_f16(kb_context *ctx, int64_t batch, int64_t heads, 
 #undef KB_ATTN_BK
 #undef KB_ATTN_BQ
 #undef KB_ATTN_CHUNK
-#undef KB_ATTN_DOT_ROWS
 #undef KB_ATTN_PV_PASS
-#undef KB_ATTN_PV_ROWS
 #undef KB_ATTN_SPLIT_ROWS
 #undef TAKE
 #undef attention_ex_dt
@@ -9408,7 +9431,11 @@ KB_TARGET_AVX2 static void attention_avx2__pv(int vdt, int64_t rows, int64_t len
     attention_avx2__pv_dt(KB_GEMM_F32, rows, len, d, p, ldp, v, ldv, o, ldo, first);
 }
 
-const struct kb_attn_ops kb__attn_ops_avx2 = {attention_avx2__softmax_block, attention_avx2__pv};
+/* dot_rows 4: from 5 query rows per block packing K is faster than the
+ * small-m product (16-bit K at 8-16 rows on an AVX2 Zen 3, and at 16 rows
+ * on an AVX-512 Xeon at this level).  pv_rows 8: pv is faster than the
+ * microkernel on float32 V at 8 rows, slower at 16 (AVX2 Zen 3). */
+const struct kb_attn_ops kb__attn_ops_avx2 = {attention_avx2__softmax_block, attention_avx2__pv, 4, 8};
 
 #endif /* KB_HAVE_X86_SIMD */
 #undef KB_PV_AHEAD
@@ -9614,7 +9641,12 @@ KB_TARGET_AVX512 static void attention_avx512__pv(int vdt, int64_t rows, int64_t
     attention_avx512__pv_dt(KB_GEMM_F32, rows, len, d, p, ldp, v, ldv, o, ldo, first);
 }
 
-const struct kb_attn_ops kb__attn_ops_avx512 = {attention_avx512__softmax_block, attention_avx512__pv};
+/* dot_rows 8: the small-m product (16 x 16 transposes of K) is faster than
+ * packing K at 5-8 rows, 16-bit K by 10-20% (AVX-512 Xeon).  pv_rows 4: at
+ * 8 rows of a float32 V the microkernel on V in place is faster than two
+ * passes of pv (docs/performance.md, "Decode attention: the K and V routes
+ * per level"). */
+const struct kb_attn_ops kb__attn_ops_avx512 = {attention_avx512__softmax_block, attention_avx512__pv, 8, 4};
 
 #endif /* KB_HAVE_X86_SIMD */
 #undef KB_PV_AHEAD
@@ -9706,7 +9738,7 @@ static void attention_scalar__pv(int vdt, int64_t rows, int64_t len, int64_t d, 
     }
 }
 
-const struct kb_attn_ops kb__attn_ops_scalar = {attention_scalar__softmax_block, attention_scalar__pv};
+const struct kb_attn_ops kb__attn_ops_scalar = {attention_scalar__softmax_block, attention_scalar__pv, 4, 4};
 #undef pv
 #undef softmax_block
 
