@@ -12340,6 +12340,7 @@ KB_TARGET_AVX2 void kb__gemm_small_axpy_avx2(int bdt, int64_t m, int64_t n, int6
 #define load16 gemm_small_avx512__load16
 #define load_part gemm_small_avx512__load_part
 #define transpose16 gemm_small_avx512__transpose16
+#define tile_f32_full gemm_small_avx512__tile_f32_full
 #define tile gemm_small_avx512__tile
 #define tile_pairs gemm_small_avx512__tile_pairs
 #define dot_blocks gemm_small_avx512__dot_blocks
@@ -12422,11 +12423,60 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void gemm_small_av
   }
 }
 
+/* transpose16's result for a whole float32 tile (16 rows of 16 floats from
+ * row0, rows ld_bytes apart), with a quarter of its shuffles moved to the
+ * loads: v[a] holds row a in its low 8 lanes and row a + 8 in its high 8
+ * (one load and one insert from memory, which the second vector port or
+ * the load ports take), so that what is left is an 8 x 8 transpose inside
+ * each 256-bit half: 48 shuffles instead of 64 on the one port they share.
+ * A copy, so the same bits as tile().  Taken for one or two rows of A
+ * (decode attention over ungrouped heads), where the shuffles are the
+ * limit: in cache 4-6% faster on an AVX-512 Xeon; with four rows the
+ * products fill the other port and it was slower. */
+KB_TARGET_AVX512 __attribute__((always_inline)) static inline void gemm_small_avx512__tile_f32_full(const char *row0, int64_t ld_bytes,
+                                                                               __m512 col[16]) {
+  _Pragma("GCC unroll 2") for (int c = 0; c < 2; c++) {
+    __m512 v[8], t[8], u[8];
+    _Pragma("GCC unroll 8") for (int a = 0; a < 8; a++) {
+      const float *lo = (const float *)(const void *)(row0 + a * ld_bytes) + 8 * c;
+      const float *hi = (const float *)(const void *)(row0 + (a + 8) * ld_bytes) + 8 * c;
+      v[a] = _mm512_castpd_ps(
+          _mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(_mm256_loadu_ps(lo))),
+                             _mm256_castps_pd(_mm256_loadu_ps(hi)), 1));
+    }
+    _Pragma("GCC unroll 4") for (int i = 0; i < 4; i++) {
+      t[2 * i] = _mm512_unpacklo_ps(v[2 * i], v[2 * i + 1]);
+      t[2 * i + 1] = _mm512_unpackhi_ps(v[2 * i], v[2 * i + 1]);
+    }
+    /* u[q], u[q + 4]: columns q and q + 4 of rows 0-3 and of rows 4-7 of
+     * each half, in its two 128-bit lanes. */
+    _Pragma("GCC unroll 2") for (int g = 0; g < 2; g++) {
+      __m512d x0 = _mm512_castps_pd(t[4 * g]), x1 = _mm512_castps_pd(t[4 * g + 1]);
+      __m512d x2 = _mm512_castps_pd(t[4 * g + 2]), x3 = _mm512_castps_pd(t[4 * g + 3]);
+      u[4 * g + 0] = _mm512_castpd_ps(_mm512_unpacklo_pd(x0, x2));
+      u[4 * g + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(x0, x2));
+      u[4 * g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(x1, x3));
+      u[4 * g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(x1, x3));
+    }
+    /* Column 8c + q: [u[q] lane 0, u[q + 4] lane 0, u[q] lane 2, u[q + 4]
+     * lane 2]; column 8c + q + 4 the same of lanes 1 and 3. */
+    _Pragma("GCC unroll 4") for (int q = 0; q < 4; q++) {
+      col[8 * c + q] = _mm512_mask_shuffle_f32x4(u[q], 0xf0f0, u[q + 4], u[q + 4], _MM_SHUFFLE(2, 0, 0, 0));
+      col[8 * c + q + 4] = _mm512_mask_shuffle_f32x4(u[q + 4], 0x0f0f, u[q], u[q], _MM_SHUFFLE(0, 3, 0, 1));
+    }
+  }
+}
+
 /* col[q] = B(j0 + l, p + q) in lane l, for the `rows` rows of the block
  * (lanes past them zero) and w <= 16 steps (columns past them zero). */
-KB_TARGET_AVX512 __attribute__((always_inline)) static inline void gemm_small_avx512__tile(const int BDT, const char *row0, int64_t ld_bytes,
-                                                                      int64_t rows, int64_t w, __m512 col[16]) {
+KB_TARGET_AVX512 __attribute__((always_inline)) static inline void gemm_small_avx512__tile(const int BDT, const int M, const char *row0,
+                                                                      int64_t ld_bytes, int64_t rows, int64_t w,
+                                                                      __m512 col[16]) {
   __m512 r[16];
+  if (BDT == KB_GEMM_F32 && M <= 2 && rows == 16 && w == 16) {
+    gemm_small_avx512__tile_f32_full(row0, ld_bytes, col);
+    return;
+  }
   if (rows == 16 && w == 16) {
     _Pragma("GCC unroll 16") for (int l = 0; l < 16; l++) r[l] = gemm_small_avx512__load16(BDT, row0 + l * ld_bytes);
   } else {
@@ -12536,10 +12586,10 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void gemm_small_av
         CHAIN_PAIRS(M, acc1, col, a, lda, p, w);
       }
     } else {
-      gemm_small_avx512__tile(BDT, b0 + p * esize, ld_bytes, rows, w, col);
+      gemm_small_avx512__tile(BDT, M, b0 + p * esize, ld_bytes, rows, w, col);
       CHAIN(M, acc0, col, a, lda, p, w);
       if (rows2 > 0) {
-        gemm_small_avx512__tile(BDT, b1 + p * esize, ld_bytes, rows2, w, col);
+        gemm_small_avx512__tile(BDT, M, b1 + p * esize, ld_bytes, rows2, w, col);
         CHAIN(M, acc1, col, a, lda, p, w);
       }
     }
@@ -12612,9 +12662,9 @@ KB_TARGET_AVX512 void kb__gemm_pack_bt_half_avx512(int bdt, int64_t kc, int64_t 
         if (rows <= 0) {
           for (int q = 0; q < 16; q++) col[q] = _mm512_setzero_ps();
         } else if (bdt == KB_GEMM_F16) {
-          gemm_small_avx512__tile(KB_GEMM_F16, (const char *)(b + (j0 + h) * ldb + p), ldb * 2, rows, w, col);
+          gemm_small_avx512__tile(KB_GEMM_F16, 16, (const char *)(b + (j0 + h) * ldb + p), ldb * 2, rows, w, col);
         } else {
-          gemm_small_avx512__tile(KB_GEMM_BF16, (const char *)(b + (j0 + h) * ldb + p), ldb * 2, rows, w, col);
+          gemm_small_avx512__tile(KB_GEMM_BF16, 16, (const char *)(b + (j0 + h) * ldb + p), ldb * 2, rows, w, col);
         }
         for (int64_t q = 0; q < w; q++) _mm512_storeu_ps(panel + (p + q) * nr + h, col[q]);
       }
@@ -12711,6 +12761,7 @@ KB_TARGET_AVX512 void kb__gemm_small_axpy_avx512(int bdt, int64_t m, int64_t n, 
 #undef load16
 #undef load_part
 #undef tile
+#undef tile_f32_full
 #undef tile_pairs
 #undef transpose16
 
