@@ -10921,6 +10921,8 @@ const struct kb_gemm_ops kb__gemm_ops_avx2 = {MR, NR, gemm_avx2__kernel, gemm_av
 #define rows_2 gemm_avx512__rows_2
 #define rows_1 gemm_avx512__rows_1
 #define first_lanes gemm_avx512__first_lanes
+#define tile_rows gemm_avx512__tile_rows
+#define tile_rows_narrow gemm_avx512__tile_rows_narrow
 #define kernel gemm_avx512__kernel
 #define transpose16 gemm_avx512__transpose16
 #define load_block gemm_avx512__load_block
@@ -10933,7 +10935,8 @@ const struct kb_gemm_ops kb__gemm_ops_avx2 = {MR, NR, gemm_avx2__kernel, gemm_av
  *
  * Register tile 12 x 32: 24 zmm accumulators, two B vectors and one
  * broadcast A element per step of p (27 of the 32 registers).  Edge tiles
- * use instances of 8, 4, 2 and 1 rows and masked columns.  Every
+ * use instances of 8, 4, 2 and 1 rows and masked columns, and at most 16
+ * columns one vector of them.  Every
  * accumulator follows the contract's fma chain, so the result is the
  * scalar level's, bit for bit. */
 
@@ -10946,24 +10949,25 @@ const struct kb_gemm_ops kb__gemm_ops_avx2 = {MR, NR, gemm_avx2__kernel, gemm_av
 #define KB_GEMV_PREFETCH 128
 #endif
 
-/* Row i of the tile, if the instance has it: acc_i0/acc_i1 += a(i, p) * b(p, 0..31). */
+/* Row i of the tile, if the instance has it: acc_i0/acc_i1 += a(i, p) *
+ * b(p, 0..31); with NB == 1 (at most 16 columns) only acc_i0. */
 #define ROW_FMA(i)                                    \
   if (R > (i)) {                                      \
     __m512 ai = _mm512_set1_ps(ap[(i) * a_rs]);       \
     c##i##0 = _mm512_fmadd_ps(ai, b0, c##i##0);       \
-    c##i##1 = _mm512_fmadd_ps(ai, b1, c##i##1);       \
+    if (NB > 1) c##i##1 = _mm512_fmadd_ps(ai, b1, c##i##1); \
   }
 
 #define ROW_INIT(i)                                                         \
   if (R > (i) && !first) {                                                  \
     c##i##0 = _mm512_maskz_loadu_ps(m0, c + (i) * ldc);                     \
-    c##i##1 = _mm512_maskz_loadu_ps(m1, c + (i) * ldc + 16);                \
+    if (NB > 1) c##i##1 = _mm512_maskz_loadu_ps(m1, c + (i) * ldc + 16);    \
   }
 
 #define ROW_PREFETCH(i)                                        \
   if (R > (i)) {                                               \
     _mm_prefetch((const char *)(c + (i) * ldc), _MM_HINT_T0);  \
-    _mm_prefetch((const char *)(c + (i) * ldc + 16), _MM_HINT_T0); \
+    if (NB > 1) _mm_prefetch((const char *)(c + (i) * ldc + 16), _MM_HINT_T0); \
   }
 
 /* Stores row i: the sums, or the epilogue alpha * acc (+ beta * c0). */
@@ -10987,7 +10991,7 @@ const struct kb_gemm_ops kb__gemm_ops_avx2 = {MR, NR, gemm_avx2__kernel, gemm_av
       _mm512_storeu_ps(c + (i) * ldc + 16, v1);                                              \
     } else {                                                                                 \
       _mm512_mask_storeu_ps(c + (i) * ldc, m0, v0);                                          \
-      _mm512_mask_storeu_ps(c + (i) * ldc + 16, m1, v1);                                     \
+      if (NB > 1) _mm512_mask_storeu_ps(c + (i) * ldc + 16, m1, v1);                         \
     }                                                                                        \
   }
 
@@ -10995,11 +10999,15 @@ const struct kb_gemm_ops kb__gemm_ops_avx2 = {MR, NR, gemm_avx2__kernel, gemm_av
 
 /* The first R rows of a tile (R a constant: rows past it compile away).
  * Columns past `cols` are neither read from C nor written (masks); B always
- * has nr readable columns (a packed panel is zero-padded). */
+ * has nr readable columns (a packed panel is zero-padded).  NB (a constant)
+ * is the 16-column vectors the tile computes: 1 when cols <= 16, so that a
+ * narrow last panel (a product of 33 rows swapped, docs/kernels.md) costs
+ * half a full one; every computed element is the same chain either way. */
 #define DEFINE_ROWS(R_)                                                                                         \
   KB_TARGET_AVX512 __attribute__((always_inline)) static inline void rows_##R_(                                \
-      int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs, float *c,         \
-      int64_t ldc, __mmask16 m0, __mmask16 m1, int full, int first, const struct kb_gemm_epilogue *last) {    \
+      const int NB, int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs,     \
+      float *c, int64_t ldc, __mmask16 m0, __mmask16 m1, int full, int first,                                 \
+      const struct kb_gemm_epilogue *last) {                                                                  \
     enum { R = R_ };                                                                                        \
     __m512 z = _mm512_setzero_ps();                                                                           \
     __m512 c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z, c30 = z, c31 = z, c40 = z, c41 = z;          \
@@ -11010,7 +11018,7 @@ const struct kb_gemm_ops kb__gemm_ops_avx2 = {MR, NR, gemm_avx2__kernel, gemm_av
     _Pragma("GCC unroll 4")                                                                                   \
     for (int64_t p = 0; p < kc; p++) {                                                                        \
       const float *ap = a + p * a_cs;                                                                         \
-      __m512 b0 = _mm512_loadu_ps(b + p * b_rs), b1 = _mm512_loadu_ps(b + p * b_rs + 16);                   \
+      __m512 b0 = _mm512_loadu_ps(b + p * b_rs), b1 = NB > 1 ? _mm512_loadu_ps(b + p * b_rs + 16) : z;       \
       ALL_ROWS(ROW_FMA)                                                                                       \
     }                                                                                                         \
     __m512 alpha = _mm512_set1_ps(last != NULL ? last->alpha : 1.0f);                                         \
@@ -11028,14 +11036,14 @@ static inline __mmask16 gemm_avx512__first_lanes(int64_t count) {
   return count >= 16 ? (__mmask16)0xffff : count <= 0 ? (__mmask16)0 : (__mmask16)((1u << count) - 1u);
 }
 
-/* A tile of rows x cols (at most 12 x 32): full blocks of 12 rows, then the
- * remainder as 8 + 4 + 2 + 1 rows, so no multiply-add is wasted on rows
- * that do not exist.  The packed-A instance has constant strides. */
-KB_TARGET_AVX512 static void gemm_avx512__kernel(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *b,
-                                    int64_t b_rs, float *c, int64_t ldc, int64_t rows, int64_t cols, int first,
-                                    const struct kb_gemm_epilogue *last) {
-  __mmask16 m0 = gemm_avx512__first_lanes(cols), m1 = gemm_avx512__first_lanes(cols - 16);
-  int full = cols == NR;
+/* The rows of a tile, NB vectors of columns (a constant): full blocks of
+ * 12 rows, then the remainder as 8 + 4 + 2 + 1 rows, so no multiply-add is
+ * wasted on rows that do not exist.  The packed-A instance has constant
+ * strides. */
+KB_TARGET_AVX512 __attribute__((always_inline)) static inline void gemm_avx512__tile_rows(
+    const int NB, int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs, float *c,
+    int64_t ldc, int64_t rows, __mmask16 m0, __mmask16 m1, int full, int first,
+    const struct kb_gemm_epilogue *last) {
   struct kb_gemm_epilogue e;
   if (last != NULL) e = *last;
   for (int64_t r = 0; r < rows;) {
@@ -11049,24 +11057,47 @@ KB_TARGET_AVX512 static void gemm_avx512__kernel(int64_t kc, const float *a, int
     }
     if (left >= 12) {
       if (a_rs == 1 && a_cs == MR)
-        gemm_avx512__rows_12(kc, ar, 1, MR, b, b_rs, cr, ldc, m0, m1, full, first, ep);
+        gemm_avx512__rows_12(NB, kc, ar, 1, MR, b, b_rs, cr, ldc, m0, m1, full, first, ep);
       else
-        gemm_avx512__rows_12(kc, ar, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, full, first, ep);
+        gemm_avx512__rows_12(NB, kc, ar, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, full, first, ep);
       r += 12;
     } else if (left >= 8) {
-      gemm_avx512__rows_8(kc, ar, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, full, first, ep);
+      gemm_avx512__rows_8(NB, kc, ar, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, full, first, ep);
       r += 8;
     } else if (left >= 4) {
-      gemm_avx512__rows_4(kc, ar, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, full, first, ep);
+      gemm_avx512__rows_4(NB, kc, ar, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, full, first, ep);
       r += 4;
     } else if (left >= 2) {
-      gemm_avx512__rows_2(kc, ar, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, full, first, ep);
+      gemm_avx512__rows_2(NB, kc, ar, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, full, first, ep);
       r += 2;
     } else {
-      gemm_avx512__rows_1(kc, ar, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, full, first, ep);
+      gemm_avx512__rows_1(NB, kc, ar, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, full, first, ep);
       r += 1;
     }
   }
+}
+
+/* tile_rows with NB = 1, out of line, so that the full instance's code is
+ * what it was without the narrow one. */
+KB_TARGET_AVX512 __attribute__((noinline)) static void gemm_avx512__tile_rows_narrow(int64_t kc, const float *a, int64_t a_rs,
+                                                                      int64_t a_cs, const float *b, int64_t b_rs,
+                                                                      float *c, int64_t ldc, int64_t rows,
+                                                                      __mmask16 m0, int first,
+                                                                      const struct kb_gemm_epilogue *last) {
+  gemm_avx512__tile_rows(1, kc, a, a_rs, a_cs, b, b_rs, c, ldc, rows, m0, 0, 0, first, last);
+}
+
+/* A tile of rows x cols (at most 12 x 32); at most 16 columns compute one
+ * vector of them (tile_rows with NB = 1). */
+KB_TARGET_AVX512 static void gemm_avx512__kernel(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *b,
+                                    int64_t b_rs, float *c, int64_t ldc, int64_t rows, int64_t cols, int first,
+                                    const struct kb_gemm_epilogue *last) {
+  __mmask16 m0 = gemm_avx512__first_lanes(cols), m1 = gemm_avx512__first_lanes(cols - 16);
+  int full = cols == NR;
+  if (cols <= 16)
+    gemm_avx512__tile_rows_narrow(kc, a, a_rs, a_cs, b, b_rs, c, ldc, rows, m0, first, last);
+  else
+    gemm_avx512__tile_rows(2, kc, a, a_rs, a_cs, b, b_rs, c, ldc, rows, m0, m1, full, first, last);
 }
 
 /* out[q] = column q of the 16 x 16 block whose row l is r[l]. */
@@ -11236,6 +11267,8 @@ const struct kb_gemm_ops kb__gemm_ops_avx512 = {MR, NR, gemm_avx512__kernel, gem
 #undef rows_2
 #undef rows_4
 #undef rows_8
+#undef tile_rows
+#undef tile_rows_narrow
 #undef transpose
 #undef transpose16
 
