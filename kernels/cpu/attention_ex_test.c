@@ -282,14 +282,14 @@ static void test_half_decode(void) {
  * head takes its scores from the small-m product on K in place, with more
  * rows from the microkernel on K packed block by block (16-bit K widened as
  * packed); O += P V comes from the attention pv kernel, four rows per
- * pass, up to 8 rows of a float32 V and for every 16-bit V, else from the
- * microkernel.  The
- * contract is the same fma chain per element on every path: the same query
- * repeated over 1, 5-8 and 16 rows must give the bits of the float32 call
- * with 9-16 rows (the microkernel for both products; at most 16 rows, so
- * the key chunks stay the same), for float32 K/V and K/V stored as bf16
- * and f16 (read in place), at head dims that leave partial vectors and
- * partial column strips on every level. */
+ * pass, up to the level's pv_rows (8 or 4) of a float32 V and for every
+ * 16-bit V, else from the microkernel.  The contract is the same fma chain
+ * per element on every path: the same query repeated over 1, 5-8 and 16
+ * rows must give the bits of the float32 call with 9-16 rows (the
+ * microkernel for both products; at most 16 rows, so the key chunks stay
+ * the same), for float32 K/V and K/V stored as bf16 and f16 (read in
+ * place), at head dims that leave partial vectors and partial column
+ * strips on every level. */
 static void test_decode_rows_same_bits(void) {
   kb_context *ctx = make_ctx(2);
   enum { SKV = 700, DMAX = 136, RMAX = 4, SQMAX = 16 };

@@ -6,6 +6,7 @@
  * accumulator follows the contract's fma chain, so the result is the
  * scalar level's, bit for bit. */
 #include "gemm_kernels.h"
+#include "gemm_transpose.h"
 #include "simd.h"
 
 #if KB_HAVE_X86_SIMD
@@ -120,29 +121,6 @@ KB_TARGET_AVX2 static void kernel(int64_t kc, const float *a, int64_t a_rs, int6
       rows_1(kc, ar, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, full, first, ep);
       r += 1;
     }
-  }
-}
-
-/* out[q] = column q of the 8 x 8 block whose row l is r[l]. */
-KB_TARGET_AVX2 __attribute__((always_inline)) static inline void transpose8(const __m256 r[8], __m256 out[8]) {
-  __m256 t[8], u[8];
-  _Pragma("GCC unroll 16")
-  for (int i = 0; i < 4; i++) {
-    t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-    t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-  }
-  /* u[4g + s]: rows 4g..4g+3 of columns s and s+4 (one per 128-bit lane). */
-  _Pragma("GCC unroll 16")
-  for (int g = 0; g < 2; g++) {
-    u[4 * g + 0] = _mm256_shuffle_ps(t[4 * g], t[4 * g + 2], 0x44);
-    u[4 * g + 1] = _mm256_shuffle_ps(t[4 * g], t[4 * g + 2], 0xee);
-    u[4 * g + 2] = _mm256_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0x44);
-    u[4 * g + 3] = _mm256_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0xee);
-  }
-  _Pragma("GCC unroll 16")
-  for (int s = 0; s < 4; s++) {
-    out[s] = _mm256_permute2f128_ps(u[s], u[4 + s], 0x20);
-    out[s + 4] = _mm256_permute2f128_ps(u[s], u[4 + s], 0x31);
   }
 }
 

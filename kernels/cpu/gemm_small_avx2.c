@@ -10,6 +10,7 @@
 
 #include "gemm_kernels.h"
 #include "gemm_small_prefetch.h"
+#include "gemm_transpose.h"
 #include "simd.h"
 
 #if KB_HAVE_X86_SIMD
@@ -36,28 +37,6 @@ KB_TARGET_AVX2 static __m256 load_part(const int BDT, const void *src, int64_t w
   uint16_t t[8] = {0};
   for (int64_t q = 0; q < w; q++) t[q] = ((const uint16_t *)src)[q];
   return load8(BDT, t);
-}
-
-/* out[q] = column q of the 8 x 8 block whose row l is r[l]. */
-KB_TARGET_AVX2 __attribute__((always_inline)) static inline void transpose8(const __m256 r[8], __m256 out[8]) {
-  __m256 t[8], u[8];
-  _Pragma("GCC unroll 16")
-  for (int i = 0; i < 4; i++) {
-    t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-    t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-  }
-  _Pragma("GCC unroll 16")
-  for (int g = 0; g < 2; g++) {
-    u[4 * g + 0] = _mm256_shuffle_ps(t[4 * g], t[4 * g + 2], 0x44);
-    u[4 * g + 1] = _mm256_shuffle_ps(t[4 * g], t[4 * g + 2], 0xee);
-    u[4 * g + 2] = _mm256_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0x44);
-    u[4 * g + 3] = _mm256_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0xee);
-  }
-  _Pragma("GCC unroll 16")
-  for (int s = 0; s < 4; s++) {
-    out[s] = _mm256_permute2f128_ps(u[s], u[4 + s], 0x20);
-    out[s + 4] = _mm256_permute2f128_ps(u[s], u[4 + s], 0x31);
-  }
 }
 
 /* col[q] = B(j0 + l, p + q) in lane l for `rows` rows and w <= 8 steps. */

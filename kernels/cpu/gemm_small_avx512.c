@@ -19,6 +19,7 @@
 
 #include "gemm_kernels.h"
 #include "gemm_small_prefetch.h"
+#include "gemm_transpose.h"
 #include "simd.h"
 
 #if KB_HAVE_X86_SIMD
@@ -44,36 +45,6 @@ KB_TARGET_AVX512 static __m512 load_part(const int BDT, const void *src, int64_t
   uint16_t t[16] = {0};
   for (int64_t q = 0; q < w; q++) t[q] = ((const uint16_t *)src)[q];
   return load16(BDT, t);
-}
-
-/* out[q] = column q of the 16 x 16 block whose row l is r[l]. */
-KB_TARGET_AVX512 __attribute__((always_inline)) static inline void transpose16(const __m512 r[16], __m512 out[16]) {
-  __m512 t[16], u[16];
-  _Pragma("GCC unroll 16")
-  for (int i = 0; i < 8; i++) {
-    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-  }
-  _Pragma("GCC unroll 16")
-  for (int g = 0; g < 4; g++) {
-    __m512d lo = _mm512_castps_pd(t[4 * g]), hi = _mm512_castps_pd(t[4 * g + 1]);
-    __m512d lo2 = _mm512_castps_pd(t[4 * g + 2]), hi2 = _mm512_castps_pd(t[4 * g + 3]);
-    u[4 * g + 0] = _mm512_castpd_ps(_mm512_unpacklo_pd(lo, lo2));
-    u[4 * g + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(lo, lo2));
-    u[4 * g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(hi, hi2));
-    u[4 * g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(hi, hi2));
-  }
-  _Pragma("GCC unroll 16")
-  for (int s = 0; s < 4; s++) {
-    __m512 v0 = _mm512_shuffle_f32x4(u[s], u[4 + s], 0x88);
-    __m512 v1 = _mm512_shuffle_f32x4(u[s], u[4 + s], 0xdd);
-    __m512 v2 = _mm512_shuffle_f32x4(u[8 + s], u[12 + s], 0x88);
-    __m512 v3 = _mm512_shuffle_f32x4(u[8 + s], u[12 + s], 0xdd);
-    out[s] = _mm512_shuffle_f32x4(v0, v2, 0x88);
-    out[s + 8] = _mm512_shuffle_f32x4(v0, v2, 0xdd);
-    out[s + 4] = _mm512_shuffle_f32x4(v1, v3, 0x88);
-    out[s + 12] = _mm512_shuffle_f32x4(v1, v3, 0xdd);
-  }
 }
 
 /* transpose16's result for a whole float32 tile (16 rows of 16 floats from

@@ -1672,6 +1672,74 @@ kb_status kb__gemm_run(kb_context *ctx, const char *fn, int dt, int dt_b, bool t
                        float beta, void *c, int64_t ldc, const struct kb_linear_epilogue *lin);
 
 #endif /* KB_CPU_GEMM_ENGINE_H */
+/* ---- kernels/cpu/gemm_transpose.h ---- */
+/* gemm_transpose.h - the in-register transposes of a square block of B
+ * (8 x 8 floats on avx2, 16 x 16 on avx512), shared by the packing of the
+ * blocked path (gemm_<level>.c) and the small-m products
+ * (gemm_small_<level>.c).  A copy, no arithmetic: every level's bits. */
+#ifndef KB_CPU_GEMM_TRANSPOSE_H
+#define KB_CPU_GEMM_TRANSPOSE_H
+
+
+#if KB_HAVE_X86_SIMD
+
+/* out[q] = column q of the 8 x 8 block whose row l is r[l]. */
+KB_TARGET_AVX2 __attribute__((always_inline)) static inline void transpose8(const __m256 r[8], __m256 out[8]) {
+  __m256 t[8], u[8];
+  _Pragma("GCC unroll 16")
+  for (int i = 0; i < 4; i++) {
+    t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  /* u[4g + s]: rows 4g..4g+3 of columns s and s+4 (one per 128-bit lane). */
+  _Pragma("GCC unroll 16")
+  for (int g = 0; g < 2; g++) {
+    u[4 * g + 0] = _mm256_shuffle_ps(t[4 * g], t[4 * g + 2], 0x44);
+    u[4 * g + 1] = _mm256_shuffle_ps(t[4 * g], t[4 * g + 2], 0xee);
+    u[4 * g + 2] = _mm256_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0x44);
+    u[4 * g + 3] = _mm256_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0xee);
+  }
+  _Pragma("GCC unroll 16")
+  for (int s = 0; s < 4; s++) {
+    out[s] = _mm256_permute2f128_ps(u[s], u[4 + s], 0x20);
+    out[s + 4] = _mm256_permute2f128_ps(u[s], u[4 + s], 0x31);
+  }
+}
+
+/* out[q] = column q of the 16 x 16 block whose row l is r[l]. */
+KB_TARGET_AVX512 __attribute__((always_inline)) static inline void transpose16(const __m512 r[16], __m512 out[16]) {
+  __m512 t[16], u[16];
+  _Pragma("GCC unroll 16")
+  for (int i = 0; i < 8; i++) {
+    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  /* u[4g + s]: rows 4g..4g+3 of columns s, s+4, s+8, s+12 (one per 128-bit lane). */
+  _Pragma("GCC unroll 16")
+  for (int g = 0; g < 4; g++) {
+    __m512d lo = _mm512_castps_pd(t[4 * g]), hi = _mm512_castps_pd(t[4 * g + 1]);
+    __m512d lo2 = _mm512_castps_pd(t[4 * g + 2]), hi2 = _mm512_castps_pd(t[4 * g + 3]);
+    u[4 * g + 0] = _mm512_castpd_ps(_mm512_unpacklo_pd(lo, lo2));
+    u[4 * g + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(lo, lo2));
+    u[4 * g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(hi, hi2));
+    u[4 * g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(hi, hi2));
+  }
+  _Pragma("GCC unroll 16")
+  for (int s = 0; s < 4; s++) {
+    __m512 v0 = _mm512_shuffle_f32x4(u[s], u[4 + s], 0x88);      /* cols s, s+8 of rows 0-7 */
+    __m512 v1 = _mm512_shuffle_f32x4(u[s], u[4 + s], 0xdd);      /* cols s+4, s+12 */
+    __m512 v2 = _mm512_shuffle_f32x4(u[8 + s], u[12 + s], 0x88); /* rows 8-15 */
+    __m512 v3 = _mm512_shuffle_f32x4(u[8 + s], u[12 + s], 0xdd);
+    out[s] = _mm512_shuffle_f32x4(v0, v2, 0x88);
+    out[s + 8] = _mm512_shuffle_f32x4(v0, v2, 0xdd);
+    out[s + 4] = _mm512_shuffle_f32x4(v1, v3, 0x88);
+    out[s + 12] = _mm512_shuffle_f32x4(v1, v3, 0xdd);
+  }
+}
+
+#endif /* KB_HAVE_X86_SIMD */
+
+#endif /* KB_CPU_GEMM_TRANSPOSE_H */
 /* ---- kernels/cpu/gemm_small_prefetch.h ---- */
 /* gemm_small_prefetch.h - the software prefetch of small_dot's next block of
  * rows when B's rows are short (gemm_small_avx2.c, gemm_small_avx512.c).
@@ -10581,7 +10649,6 @@ kb_status kb_gemm_batched_f16(kb_context *ctx, bool trans_a, bool trans_b, int64
 #define rows_1 gemm_avx2__rows_1
 #define first_lanes gemm_avx2__first_lanes
 #define kernel gemm_avx2__kernel
-#define transpose8 gemm_avx2__transpose8
 #define load_block gemm_avx2__load_block
 #define pack_bt gemm_avx2__pack_bt
 #define gemv_axpy gemm_avx2__gemv_axpy
@@ -10711,29 +10778,6 @@ KB_TARGET_AVX2 static void gemm_avx2__kernel(int64_t kc, const float *a, int64_t
   }
 }
 
-/* out[q] = column q of the 8 x 8 block whose row l is r[l]. */
-KB_TARGET_AVX2 __attribute__((always_inline)) static inline void gemm_avx2__transpose8(const __m256 r[8], __m256 out[8]) {
-  __m256 t[8], u[8];
-  _Pragma("GCC unroll 16")
-  for (int i = 0; i < 4; i++) {
-    t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-    t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-  }
-  /* u[4g + s]: rows 4g..4g+3 of columns s and s+4 (one per 128-bit lane). */
-  _Pragma("GCC unroll 16")
-  for (int g = 0; g < 2; g++) {
-    u[4 * g + 0] = _mm256_shuffle_ps(t[4 * g], t[4 * g + 2], 0x44);
-    u[4 * g + 1] = _mm256_shuffle_ps(t[4 * g], t[4 * g + 2], 0xee);
-    u[4 * g + 2] = _mm256_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0x44);
-    u[4 * g + 3] = _mm256_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0xee);
-  }
-  _Pragma("GCC unroll 16")
-  for (int s = 0; s < 4; s++) {
-    out[s] = _mm256_permute2f128_ps(u[s], u[4 + s], 0x20);
-    out[s + 4] = _mm256_permute2f128_ps(u[s], u[4 + s], 0x31);
-  }
-}
-
 /* Loads the 8 x w block (w <= 8 columns) of `rows` rows at src (row stride
  * ld); missing rows and columns read as zero. */
 KB_TARGET_AVX2 __attribute__((always_inline)) static inline void gemm_avx2__load_block(const float *src, int64_t ld, int64_t rows, int64_t w, __m256 r[8]) {
@@ -10754,7 +10798,7 @@ KB_TARGET_AVX2 static void gemm_avx2__pack_bt(int64_t kc, int64_t nc, const floa
         __m256 r[8], col[8];
         if (rows > 0) {
           gemm_avx2__load_block(b + (j0 + h) * ldb + p, ldb, rows, w, r);
-          gemm_avx2__transpose8(r, col);
+          transpose8(r, col);
         } else {
           for (int q = 0; q < 8; q++) col[q] = _mm256_setzero_ps();
         }
@@ -10823,9 +10867,9 @@ KB_TARGET_AVX2 static void gemm_avx2__gemv_dot(int64_t k, int64_t n, const float
           }
         __m256 r[8], c0[8], c1[8];
         _Pragma("GCC unroll 8") for (int l = 0; l < 8; l++) r[l] = _mm256_loadu_ps(b0 + l * ldm + p);
-        gemm_avx2__transpose8(r, c0);
+        transpose8(r, c0);
         _Pragma("GCC unroll 8") for (int l = 0; l < 8; l++) r[l] = _mm256_loadu_ps(b1 + l * ldm + p);
-        gemm_avx2__transpose8(r, c1);
+        transpose8(r, c1);
         _Pragma("GCC unroll 8") for (int q = 0; q < 8; q++) {
           __m256 xq = _mm256_set1_ps(x[p + q]);
           acc0 = _mm256_fmadd_ps(xq, c0[q], acc0);
@@ -10841,10 +10885,10 @@ KB_TARGET_AVX2 static void gemm_avx2__gemv_dot(int64_t k, int64_t n, const float
         for (int l = 0; l < rows1; l++) _mm_prefetch((const char *)(b1 + l * ldm + p + 64), _MM_HINT_T0);
       }
       gemm_avx2__load_block(b0 + p, ldm, rows0, w, r);
-      gemm_avx2__transpose8(r, c0);
+      transpose8(r, c0);
       if (rows1 > 0) {
         gemm_avx2__load_block(b1 + p, ldm, rows1, w, r);
-        gemm_avx2__transpose8(r, c1);
+        transpose8(r, c1);
       } else {
         for (int q = 0; q < 8; q++) c1[q] = _mm256_setzero_ps();
       }
@@ -10877,7 +10921,7 @@ KB_TARGET_AVX2 static void gemm_avx2__transpose(int64_t rows, int64_t cols, cons
       int64_t w = cols - j0 < 8 ? cols - j0 : 8;
       __m256 r[8], col[8];
       gemm_avx2__load_block(src + i0 * lds + j0, lds, h, w, r);
-      gemm_avx2__transpose8(r, col);
+      transpose8(r, col);
       for (int64_t q = 0; q < w; q++) {
         if (h == 8)
           _mm256_storeu_ps(dst + (j0 + q) * ldd + i0, col[q]);
@@ -10912,7 +10956,6 @@ const struct kb_gemm_ops kb__gemm_ops_avx2 = {MR, NR, gemm_avx2__kernel, gemm_av
 #undef rows_4
 #undef rows_6
 #undef transpose
-#undef transpose8
 
 /* ==== kernels/cpu/gemm_avx512.c ==== */
 #define rows_12 gemm_avx512__rows_12
@@ -10924,7 +10967,6 @@ const struct kb_gemm_ops kb__gemm_ops_avx2 = {MR, NR, gemm_avx2__kernel, gemm_av
 #define tile_rows gemm_avx512__tile_rows
 #define tile_rows_narrow gemm_avx512__tile_rows_narrow
 #define kernel gemm_avx512__kernel
-#define transpose16 gemm_avx512__transpose16
 #define load_block gemm_avx512__load_block
 #define pack_bt gemm_avx512__pack_bt
 #define gemv_axpy gemm_avx512__gemv_axpy
@@ -11100,37 +11142,6 @@ KB_TARGET_AVX512 static void gemm_avx512__kernel(int64_t kc, const float *a, int
     gemm_avx512__tile_rows(2, kc, a, a_rs, a_cs, b, b_rs, c, ldc, rows, m0, m1, full, first, last);
 }
 
-/* out[q] = column q of the 16 x 16 block whose row l is r[l]. */
-KB_TARGET_AVX512 __attribute__((always_inline)) static inline void gemm_avx512__transpose16(const __m512 r[16], __m512 out[16]) {
-  __m512 t[16], u[16];
-  _Pragma("GCC unroll 16")
-  for (int i = 0; i < 8; i++) {
-    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-  }
-  /* u[4g + s]: rows 4g..4g+3 of columns s, s+4, s+8, s+12 (one per 128-bit lane). */
-  _Pragma("GCC unroll 16")
-  for (int g = 0; g < 4; g++) {
-    __m512d lo = _mm512_castps_pd(t[4 * g]), hi = _mm512_castps_pd(t[4 * g + 1]);
-    __m512d lo2 = _mm512_castps_pd(t[4 * g + 2]), hi2 = _mm512_castps_pd(t[4 * g + 3]);
-    u[4 * g + 0] = _mm512_castpd_ps(_mm512_unpacklo_pd(lo, lo2));
-    u[4 * g + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(lo, lo2));
-    u[4 * g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(hi, hi2));
-    u[4 * g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(hi, hi2));
-  }
-  _Pragma("GCC unroll 16")
-  for (int s = 0; s < 4; s++) {
-    __m512 v0 = _mm512_shuffle_f32x4(u[s], u[4 + s], 0x88);      /* cols s, s+8 of rows 0-7 */
-    __m512 v1 = _mm512_shuffle_f32x4(u[s], u[4 + s], 0xdd);      /* cols s+4, s+12 */
-    __m512 v2 = _mm512_shuffle_f32x4(u[8 + s], u[12 + s], 0x88); /* rows 8-15 */
-    __m512 v3 = _mm512_shuffle_f32x4(u[8 + s], u[12 + s], 0xdd);
-    out[s] = _mm512_shuffle_f32x4(v0, v2, 0x88);
-    out[s + 8] = _mm512_shuffle_f32x4(v0, v2, 0xdd);
-    out[s + 4] = _mm512_shuffle_f32x4(v1, v3, 0x88);
-    out[s + 12] = _mm512_shuffle_f32x4(v1, v3, 0xdd);
-  }
-}
-
 /* Loads the 16 x w block (w <= 16 columns from p) of `rows` rows starting at
  * src (row stride ld); missing rows and columns read as zero. */
 KB_TARGET_AVX512 __attribute__((always_inline)) static inline void gemm_avx512__load_block(const float *src, int64_t ld, int64_t rows, int64_t w, __m512 r[16]) {
@@ -11150,7 +11161,7 @@ KB_TARGET_AVX512 static void gemm_avx512__pack_bt(int64_t kc, int64_t nc, const 
         __m512 r[16], col[16];
         if (rows > 0) {
           gemm_avx512__load_block(b + (j0 + h) * ldb + p, ldb, rows, w, r);
-          gemm_avx512__transpose16(r, col);
+          transpose16(r, col);
         } else {
           for (int q = 0; q < 16; q++) col[q] = _mm512_setzero_ps();
         }
@@ -11215,7 +11226,7 @@ KB_TARGET_AVX512 static void gemm_avx512__gemv_dot(int64_t k, int64_t n, const f
       if (p + KB_GEMV_PREFETCH < k)
         for (int l = 0; l < rows; l++) _mm_prefetch((const char *)(base + l * ldm + p + KB_GEMV_PREFETCH), _MM_HINT_T0);
       gemm_avx512__load_block(base + p, ldm, rows, w, r);
-      gemm_avx512__transpose16(r, c);
+      transpose16(r, c);
       if (w == 16) {
         _Pragma("GCC unroll 16") for (int q = 0; q < 16; q++) acc = _mm512_fmadd_ps(_mm512_set1_ps(x[p + q]), c[q], acc);
       } else {
@@ -11236,7 +11247,7 @@ KB_TARGET_AVX512 static void gemm_avx512__transpose(int64_t rows, int64_t cols, 
       int64_t w = cols - j0 < 16 ? cols - j0 : 16;
       __m512 r[16], col[16];
       gemm_avx512__load_block(src + i0 * lds + j0, lds, h, w, r);
-      gemm_avx512__transpose16(r, col);
+      transpose16(r, col);
       for (int64_t q = 0; q < w; q++) _mm512_mask_storeu_ps(dst + (j0 + q) * ldd + i0, keep, col[q]);
     }
   }
@@ -11270,7 +11281,6 @@ const struct kb_gemm_ops kb__gemm_ops_avx512 = {MR, NR, gemm_avx512__kernel, gem
 #undef tile_rows
 #undef tile_rows_narrow
 #undef transpose
-#undef transpose16
 
 /* ==== kernels/cpu/gemm_engine.c ==== */
 #define cache_bytes gemm_engine__cache_bytes
@@ -12097,7 +12107,6 @@ const struct kb_gemm_ops kb__gemm_ops_scalar = {MR, NR, gemm_scalar__kernel, gem
 #define first_lanes gemm_small_avx2__first_lanes
 #define load8 gemm_small_avx2__load8
 #define load_part gemm_small_avx2__load_part
-#define transpose8 gemm_small_avx2__transpose8
 #define tile gemm_small_avx2__tile
 #define dot_blocks gemm_small_avx2__dot_blocks
 #define dot_m gemm_small_avx2__dot_m
@@ -12141,28 +12150,6 @@ KB_TARGET_AVX2 static __m256 gemm_small_avx2__load_part(const int BDT, const voi
   return gemm_small_avx2__load8(BDT, t);
 }
 
-/* out[q] = column q of the 8 x 8 block whose row l is r[l]. */
-KB_TARGET_AVX2 __attribute__((always_inline)) static inline void gemm_small_avx2__transpose8(const __m256 r[8], __m256 out[8]) {
-  __m256 t[8], u[8];
-  _Pragma("GCC unroll 16")
-  for (int i = 0; i < 4; i++) {
-    t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-    t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-  }
-  _Pragma("GCC unroll 16")
-  for (int g = 0; g < 2; g++) {
-    u[4 * g + 0] = _mm256_shuffle_ps(t[4 * g], t[4 * g + 2], 0x44);
-    u[4 * g + 1] = _mm256_shuffle_ps(t[4 * g], t[4 * g + 2], 0xee);
-    u[4 * g + 2] = _mm256_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0x44);
-    u[4 * g + 3] = _mm256_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0xee);
-  }
-  _Pragma("GCC unroll 16")
-  for (int s = 0; s < 4; s++) {
-    out[s] = _mm256_permute2f128_ps(u[s], u[4 + s], 0x20);
-    out[s + 4] = _mm256_permute2f128_ps(u[s], u[4 + s], 0x31);
-  }
-}
-
 /* col[q] = B(j0 + l, p + q) in lane l for `rows` rows and w <= 8 steps. */
 KB_TARGET_AVX2 __attribute__((always_inline)) static inline void gemm_small_avx2__tile(const int BDT, const char *row0, int64_t ld_bytes,
                                                                     int64_t rows, int64_t w, __m256 col[8]) {
@@ -12173,7 +12160,7 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline void gemm_small_avx2
     for (int l = 0; l < 8; l++)
       r[l] = l >= rows ? _mm256_setzero_ps() : w == 8 ? gemm_small_avx2__load8(BDT, row0 + l * ld_bytes) : gemm_small_avx2__load_part(BDT, row0 + l * ld_bytes, w);
   }
-  gemm_small_avx2__transpose8(r, col);
+  transpose8(r, col);
 }
 
 #define CHAIN(M_, acc, col, a, lda, p, w)                                                         \
@@ -12366,13 +12353,11 @@ KB_TARGET_AVX2 void kb__gemm_small_axpy_avx2(int bdt, int64_t m, int64_t n, int6
 #undef load8
 #undef load_part
 #undef tile
-#undef transpose8
 
 /* ==== kernels/cpu/gemm_small_avx512.c ==== */
 #define first_lanes gemm_small_avx512__first_lanes
 #define load16 gemm_small_avx512__load16
 #define load_part gemm_small_avx512__load_part
-#define transpose16 gemm_small_avx512__transpose16
 #define tile_f32_full gemm_small_avx512__tile_f32_full
 #define tile gemm_small_avx512__tile
 #define tile_pairs gemm_small_avx512__tile_pairs
@@ -12424,36 +12409,6 @@ KB_TARGET_AVX512 static __m512 gemm_small_avx512__load_part(const int BDT, const
   uint16_t t[16] = {0};
   for (int64_t q = 0; q < w; q++) t[q] = ((const uint16_t *)src)[q];
   return gemm_small_avx512__load16(BDT, t);
-}
-
-/* out[q] = column q of the 16 x 16 block whose row l is r[l]. */
-KB_TARGET_AVX512 __attribute__((always_inline)) static inline void gemm_small_avx512__transpose16(const __m512 r[16], __m512 out[16]) {
-  __m512 t[16], u[16];
-  _Pragma("GCC unroll 16")
-  for (int i = 0; i < 8; i++) {
-    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-  }
-  _Pragma("GCC unroll 16")
-  for (int g = 0; g < 4; g++) {
-    __m512d lo = _mm512_castps_pd(t[4 * g]), hi = _mm512_castps_pd(t[4 * g + 1]);
-    __m512d lo2 = _mm512_castps_pd(t[4 * g + 2]), hi2 = _mm512_castps_pd(t[4 * g + 3]);
-    u[4 * g + 0] = _mm512_castpd_ps(_mm512_unpacklo_pd(lo, lo2));
-    u[4 * g + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(lo, lo2));
-    u[4 * g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(hi, hi2));
-    u[4 * g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(hi, hi2));
-  }
-  _Pragma("GCC unroll 16")
-  for (int s = 0; s < 4; s++) {
-    __m512 v0 = _mm512_shuffle_f32x4(u[s], u[4 + s], 0x88);
-    __m512 v1 = _mm512_shuffle_f32x4(u[s], u[4 + s], 0xdd);
-    __m512 v2 = _mm512_shuffle_f32x4(u[8 + s], u[12 + s], 0x88);
-    __m512 v3 = _mm512_shuffle_f32x4(u[8 + s], u[12 + s], 0xdd);
-    out[s] = _mm512_shuffle_f32x4(v0, v2, 0x88);
-    out[s + 8] = _mm512_shuffle_f32x4(v0, v2, 0xdd);
-    out[s + 4] = _mm512_shuffle_f32x4(v1, v3, 0x88);
-    out[s + 12] = _mm512_shuffle_f32x4(v1, v3, 0xdd);
-  }
 }
 
 /* transpose16's result for a whole float32 tile (16 rows of 16 floats from
@@ -12516,7 +12471,7 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void gemm_small_av
     for (int l = 0; l < 16; l++)
       r[l] = l >= rows ? _mm512_setzero_ps() : w == 16 ? gemm_small_avx512__load16(BDT, row0 + l * ld_bytes) : gemm_small_avx512__load_part(BDT, row0 + l * ld_bytes, w);
   }
-  gemm_small_avx512__transpose16(r, col);
+  transpose16(r, col);
 }
 
 /* acc[i] (i < M) += the w steps of column block col, row i of A from ai. */
@@ -12556,7 +12511,7 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void gemm_small_av
       }
     }
   }
-  gemm_small_avx512__transpose16(r, pairs);
+  transpose16(r, pairs);
 }
 
 /* The chains over the w <= 32 bfloat16 steps of a pair tile. */
@@ -12796,7 +12751,6 @@ KB_TARGET_AVX512 void kb__gemm_small_axpy_avx512(int bdt, int64_t m, int64_t n, 
 #undef tile
 #undef tile_f32_full
 #undef tile_pairs
-#undef transpose16
 
 /* ==== kernels/cpu/gemm_small_scalar.c ==== */
 #define widen gemm_small_scalar__widen
