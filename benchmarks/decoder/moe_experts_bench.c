@@ -5,7 +5,7 @@
  *   moe_experts_bench [--threads T] [--reps R] [--hidden H] [--ffn F]
  *                     [--experts E] [--top-k K]
  *
- * Expert step: for each weight format and token count (1, 16, 128, 512),
+ * Expert step: for each weight format and token count (1, 16, 64, 128, 512),
  * random routing (K distinct experts per token), the best-of-R time of
  * kb_moe_experts, and of the dense equivalent: one kb_linear_glu_w and one
  * kb_linear_w over tokens * K rows through a single expert's weights (the
@@ -162,7 +162,8 @@ int main(int argc, char **argv) {
     kb_dtype type;
     const char *name;
   } formats[] = {{KB_DTYPE_F32, "F32"}, {KB_DTYPE_BF16, "BF16"}, {KB_DTYPE_Q8_0, "Q8_0"}, {KB_DTYPE_Q4_0, "Q4_0"}};
-  static const int64_t kTokens[] = {1, 16, 128, 512};
+  static const int64_t kTokens[] = {1, 16, 64, 128, 512};
+  const size_t ntok = sizeof kTokens / sizeof kTokens[0];
   kb_context *ctx = NULL;
   ok(kb_context_create(KB_BACKEND_CPU, threads, &ctx), "kb_context_create");
   printf("kb_moe_experts: hidden %lld, ffn %lld, %lld experts, top_k %lld, SiLU; %d thread(s), ISA %s, best of %d\n",
@@ -170,22 +171,22 @@ int main(int argc, char **argv) {
          kb_cpu_isa(), reps);
   printf("%-5s %6s %11s %11s %11s %9s %9s %9s\n", "type", "tokens", "moe us", "dense us", "dense/moe", "GFLOP/s",
          "GB/s", "copy GB/s");
-  int64_t max_rows = kTokens[3] * top_k;
-  float *x = xalloc((size_t)(kTokens[3] * hidden) * sizeof(float));
+  int64_t max_rows = kTokens[ntok - 1] * top_k;
+  float *x = xalloc((size_t)(kTokens[ntok - 1] * hidden) * sizeof(float));
   float *xr = xalloc((size_t)(max_rows * hidden) * sizeof(float));
   float *w = xalloc((size_t)(max_rows) * sizeof(float));
   int32_t *ids = xalloc((size_t)max_rows * sizeof(int32_t));
-  float *y = xalloc((size_t)(kTokens[3] * hidden) * sizeof(float));
+  float *y = xalloc((size_t)(kTokens[ntok - 1] * hidden) * sizeof(float));
   float *h = xalloc((size_t)(max_rows * ffn) * sizeof(float));
   float *yd = xalloc((size_t)(max_rows * hidden) * sizeof(float));
-  for (int64_t i = 0; i < kTokens[3] * hidden; i++) x[i] = next_uniform() * 2;
-  for (int64_t i = 0; i < max_rows * hidden; i++) xr[i] = x[i % (kTokens[3] * hidden)];
+  for (int64_t i = 0; i < kTokens[ntok - 1] * hidden; i++) x[i] = next_uniform() * 2;
+  for (int64_t i = 0; i < max_rows * hidden; i++) xr[i] = x[i % (kTokens[ntok - 1] * hidden)];
   for (size_t f = 0; f < sizeof formats / sizeof formats[0]; f++) {
     int64_t gb, db;
     void *g = stored(ctx, formats[f].type, experts * ffn, hidden, 0.06f, &gb);
     void *u = stored(ctx, formats[f].type, experts * ffn, hidden, 0.06f, &gb);
     void *d = stored(ctx, formats[f].type, experts * hidden, ffn, 0.03f, &db);
-    for (size_t ti = 0; ti < sizeof kTokens / sizeof kTokens[0]; ti++) {
+    for (size_t ti = 0; ti < ntok; ti++) {
       int64_t tokens = kTokens[ti];
       /* top_k distinct experts per token, uniformly. */
       for (int64_t t = 0; t < tokens; t++)

@@ -1116,6 +1116,12 @@ struct kb_gemm_ops {
   kb_gemm_small_fn small_axpy;
   kb_gemm_pack_bt_half_fn pack_bt_half;
   kb_gemm_transpose_fn transpose;
+  /* Most rows of A that take small_dot (B stored [n, k], a linear layer's
+   * weights) instead of the blocked path: against float32 B when the
+   * blocked path would run swapped (gemm_engine.c), and against 16-bit B.
+   * At most KB_GEMM_SMALL_M; more rows, or other shapes, take the blocked
+   * path.  Only speed depends on it: every path computes the same chains. */
+  int small_dot_rows_f32, small_dot_rows_half;
 };
 
 /* The small-m kernels and the 16-bit pack of each level (gemm_small_<isa>.c). */
@@ -1656,6 +1662,10 @@ kb_status kb__gemm_plan(kb_context *ctx, const char *fn, const kb_context *threa
                         bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, float beta,
                         const struct kb_linear_epilogue *lin, struct kb_gemm_plan *plan);
 
+/* Whether a plan takes the small-m path (few rows of A, every element of B
+ * read once) rather than the blocked one. */
+bool kb__gemm_plan_is_small(const struct kb_gemm_plan *plan);
+
 /* Runs a plan on threads_ctx's threads (the context it was planned for)
  * with plan->scratch_floats floats of 64-byte aligned scratch.  Cannot fail. */
 void kb__gemm_exec(const kb_context *threads_ctx, const struct kb_gemm_plan *plan, const void *a, int64_t lda,
@@ -1955,6 +1965,12 @@ struct kb_gemm_ops {
   kb_gemm_small_fn small_axpy;
   kb_gemm_pack_bt_half_fn pack_bt_half;
   kb_gemm_transpose_fn transpose;
+  /* Most rows of A that take small_dot (B stored [n, k], a linear layer's
+   * weights) instead of the blocked path: against float32 B when the
+   * blocked path would run swapped (gemm_engine.c), and against 16-bit B.
+   * At most KB_GEMM_SMALL_M; more rows, or other shapes, take the blocked
+   * path.  Only speed depends on it: every path computes the same chains. */
+  int small_dot_rows_f32, small_dot_rows_half;
 };
 
 /* The small-m kernels and the 16-bit pack of each level (gemm_small_<isa>.c). */
@@ -2049,6 +2065,10 @@ struct kb_gemm_plan {
 kb_status kb__gemm_plan(kb_context *ctx, const char *fn, const kb_context *threads_ctx, int dt, int dt_b,
                         bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, float beta,
                         const struct kb_linear_epilogue *lin, struct kb_gemm_plan *plan);
+
+/* Whether a plan takes the small-m path (few rows of A, every element of B
+ * read once) rather than the blocked one. */
+bool kb__gemm_plan_is_small(const struct kb_gemm_plan *plan);
 
 /* Runs a plan on threads_ctx's threads (the context it was planned for)
  * with plan->scratch_floats floats of 64-byte aligned scratch.  Cannot fail. */
@@ -3333,6 +3353,12 @@ struct kb_gemm_ops {
   kb_gemm_small_fn small_axpy;
   kb_gemm_pack_bt_half_fn pack_bt_half;
   kb_gemm_transpose_fn transpose;
+  /* Most rows of A that take small_dot (B stored [n, k], a linear layer's
+   * weights) instead of the blocked path: against float32 B when the
+   * blocked path would run swapped (gemm_engine.c), and against 16-bit B.
+   * At most KB_GEMM_SMALL_M; more rows, or other shapes, take the blocked
+   * path.  Only speed depends on it: every path computes the same chains. */
+  int small_dot_rows_f32, small_dot_rows_half;
 };
 
 /* The small-m kernels and the 16-bit pack of each level (gemm_small_<isa>.c). */
@@ -3839,6 +3865,10 @@ kb_status kb__gemm_plan(kb_context *ctx, const char *fn, const kb_context *threa
                         bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, float beta,
                         const struct kb_linear_epilogue *lin, struct kb_gemm_plan *plan);
 
+/* Whether a plan takes the small-m path (few rows of A, every element of B
+ * read once) rather than the blocked one. */
+bool kb__gemm_plan_is_small(const struct kb_gemm_plan *plan);
+
 /* Runs a plan on threads_ctx's threads (the context it was planned for)
  * with plan->scratch_floats floats of 64-byte aligned scratch.  Cannot fail. */
 void kb__gemm_exec(const kb_context *threads_ctx, const struct kb_gemm_plan *plan, const void *a, int64_t lda,
@@ -4028,6 +4058,12 @@ struct kb_gemm_ops {
   kb_gemm_small_fn small_axpy;
   kb_gemm_pack_bt_half_fn pack_bt_half;
   kb_gemm_transpose_fn transpose;
+  /* Most rows of A that take small_dot (B stored [n, k], a linear layer's
+   * weights) instead of the blocked path: against float32 B when the
+   * blocked path would run swapped (gemm_engine.c), and against 16-bit B.
+   * At most KB_GEMM_SMALL_M; more rows, or other shapes, take the blocked
+   * path.  Only speed depends on it: every path computes the same chains. */
+  int small_dot_rows_f32, small_dot_rows_half;
 };
 
 /* The small-m kernels and the 16-bit pack of each level (gemm_small_<isa>.c). */
@@ -4122,6 +4158,10 @@ struct kb_gemm_plan {
 kb_status kb__gemm_plan(kb_context *ctx, const char *fn, const kb_context *threads_ctx, int dt, int dt_b,
                         bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, float beta,
                         const struct kb_linear_epilogue *lin, struct kb_gemm_plan *plan);
+
+/* Whether a plan takes the small-m path (few rows of A, every element of B
+ * read once) rather than the blocked one. */
+bool kb__gemm_plan_is_small(const struct kb_gemm_plan *plan);
 
 /* Runs a plan on threads_ctx's threads (the context it was planned for)
  * with plan->scratch_floats floats of 64-byte aligned scratch.  Cannot fail. */
@@ -10667,6 +10707,13 @@ kb_status kb_gemm_batched_f16(kb_context *ctx, bool trans_a, bool trans_b, int64
 
 #define MR 6
 #define NR 16
+/* Rows of A up to which the small-m dot beats the blocked path: against
+ * float32 weights swapped, 4 (kb_linear_w [3584, 1024] on a Zen 4 at this
+ * level: 5-16 rows took 2.6-6.2 ms through the dot, 1.9 swapped; 2-4
+ * rows were even); against 16-bit weights the dot won at every row count
+ * up to 16 (docs/performance.md). */
+#define SMALL_DOT_ROWS_F32 4
+#define SMALL_DOT_ROWS_HALF KB_GEMM_SMALL_M
 
 /* Row i of the tile, if the instance has it: acc_i0/acc_i1 += a(i, p) * b(p, 0..15). */
 #define ROW_FMA(i)                                 \
@@ -10934,7 +10981,7 @@ KB_TARGET_AVX2 static void gemm_avx2__transpose(int64_t rows, int64_t cols, cons
 
 const struct kb_gemm_ops kb__gemm_ops_avx2 = {MR, NR, gemm_avx2__kernel, gemm_avx2__pack_bt, gemm_avx2__gemv_axpy, gemm_avx2__gemv_dot,
                                               kb__gemm_small_dot_avx2, kb__gemm_small_axpy_avx2, kb__gemm_pack_bt_half_avx2,
-                                              gemm_avx2__transpose};
+                                              gemm_avx2__transpose, SMALL_DOT_ROWS_F32, SMALL_DOT_ROWS_HALF};
 
 #endif /* KB_HAVE_X86_SIMD */
 #undef ALL_ROWS
@@ -10945,6 +10992,8 @@ const struct kb_gemm_ops kb__gemm_ops_avx2 = {MR, NR, gemm_avx2__kernel, gemm_av
 #undef ROW_FMA
 #undef ROW_INIT
 #undef ROW_STORE
+#undef SMALL_DOT_ROWS_F32
+#undef SMALL_DOT_ROWS_HALF
 #undef first_lanes
 #undef gemv_axpy
 #undef gemv_dot
@@ -10986,6 +11035,14 @@ const struct kb_gemm_ops kb__gemm_ops_avx2 = {MR, NR, gemm_avx2__kernel, gemm_av
 
 #define MR 12
 #define NR 32
+/* Rows of A up to which the small-m dot beats the blocked path (the
+ * 12 x 32 tile, swapped for float32 weights): on an AVX-512 Zen 4,
+ * kb_linear_w [3584, 1024] at 9-16 rows took 3.4-4.4 ms through the
+ * small-m dot (16 rows of transposed tiles) against 1.9-2.2 swapped
+ * (float32) and 3.0-3.4 against 2.1-2.5 packed (bf16); at 8 rows the two
+ * were even (docs/performance.md). */
+#define SMALL_DOT_ROWS_F32 8
+#define SMALL_DOT_ROWS_HALF 8
 /* How far ahead (floats) gemv_dot prefetches each row. */
 #ifndef KB_GEMV_PREFETCH
 #define KB_GEMV_PREFETCH 128
@@ -11255,7 +11312,7 @@ KB_TARGET_AVX512 static void gemm_avx512__transpose(int64_t rows, int64_t cols, 
 
 const struct kb_gemm_ops kb__gemm_ops_avx512 = {MR, NR, gemm_avx512__kernel, gemm_avx512__pack_bt, gemm_avx512__gemv_axpy, gemm_avx512__gemv_dot,
                                                 kb__gemm_small_dot_avx512, kb__gemm_small_axpy_avx512, kb__gemm_pack_bt_half_avx512,
-                                                gemm_avx512__transpose};
+                                                gemm_avx512__transpose, SMALL_DOT_ROWS_F32, SMALL_DOT_ROWS_HALF};
 
 #endif /* KB_HAVE_X86_SIMD */
 #undef ALL_ROWS
@@ -11267,6 +11324,8 @@ const struct kb_gemm_ops kb__gemm_ops_avx512 = {MR, NR, gemm_avx512__kernel, gem
 #undef ROW_INIT
 #undef ROW_PREFETCH
 #undef ROW_STORE
+#undef SMALL_DOT_ROWS_F32
+#undef SMALL_DOT_ROWS_HALF
 #undef first_lanes
 #undef gemv_axpy
 #undef gemv_dot
@@ -11305,6 +11364,7 @@ const struct kb_gemm_ops kb__gemm_ops_avx512 = {MR, NR, gemm_avx512__kernel, gem
 #define small_range gemm_engine__small_range
 #define small_body gemm_engine__small_body
 #define small_exec gemm_engine__small_exec
+#define swaps gemm_engine__swaps
 /* ---- kernels/cpu/gemm_engine.c ---- */
 /* gemm_engine.c - the engine of the float32 matrix multiply (gemm_engine.h):
  * blocking, packing, threading and the matrix-vector path around the
@@ -11802,6 +11862,19 @@ static void gemm_engine__small_exec(const kb_context *ctx, const struct gemm_eng
 
 /* ---- planning and running ---- */
 
+/* Whether the blocked path runs a product swapped (the header comment):
+ * float32 weights stored [n, k], no C_old, and rows that fit one NC block
+ * of the swapped product, so that the weights are never packed, with each
+ * task's share of the weights at least twice as many rows as A, so that
+ * packing A costs less than packing those weights.  Measured on AVX-512
+ * (docs/performance.md): 0.55-0.9x the time from 17 to 192 rows, even at
+ * 224, 1.03-1.07x at 256-512 (the packed rows then crowd L2). */
+static bool gemm_engine__swaps(const kb_context *threads_ctx, const struct kb_gemm_blocking *bl, int64_t nr, int dt, int dt_b,
+                  bool trans_b, float beta, int64_t m, int64_t n) {
+  return dt == KB_GEMM_F32 && dt_b == KB_GEMM_F32 && trans_b && beta == 0.0f && m <= KB_GEMM_SWAP_ROWS &&
+         gemm_engine__round_up(m, nr) <= bl->nc && n / kb__threads(threads_ctx) >= 2 * m;
+}
+
 kb_status kb__gemm_plan(kb_context *ctx, const char *fn, const kb_context *threads_ctx, int dt, int dt_b,
                         bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, float beta,
                         const struct kb_linear_epilogue *lin, struct kb_gemm_plan *p) {
@@ -11821,12 +11894,21 @@ kb_status kb__gemm_plan(kb_context *ctx, const char *fn, const kb_context *threa
     p->kind = KIND_K0;
     return KB_STATUS_OK;
   }
+  const struct kb_gemm_ops *ops = p->ops;
+  p->bl = gemm_engine__blocking_for(ops->mr, ops->nr);
+  /* Against weights stored [n, k] the level says up to how many rows the
+   * small-m dot beats the blocked path (gemm_kernels.h). */
+  int64_t small_max = KB_GEMM_SMALL_M;
+  if (trans_b && dt_b != KB_GEMM_F32)
+    small_max = ops->small_dot_rows_half;
+  else if (trans_b && gemm_engine__swaps(threads_ctx, &p->bl, ops->nr, dt, dt_b, trans_b, beta, m, n))
+    small_max = ops->small_dot_rows_f32;
   /* float32 with one row of A stays on the matrix-vector kernels below:
    * the same chain per output as the small-m kernels (so the same bits),
    * but they read [k, n] rows whole and one 16-row block of [n, k] at a
    * time, which measured faster for 1-64 MB matrices (docs/performance.md,
    * "Decoding"). */
-  if (m <= KB_GEMM_SMALL_M && !(m == 1 && dt == KB_GEMM_F32 && dt_b == KB_GEMM_F32)) {
+  if (m <= small_max && !(m == 1 && dt == KB_GEMM_F32 && dt_b == KB_GEMM_F32)) {
     /* Few rows of A (decode): every element of B read once, in its own
      * type, by tasks over the outputs whose number follows B's bytes. */
     p->kind = KIND_SMALL;
@@ -11853,17 +11935,8 @@ kb_status kb__gemm_plan(kb_context *ctx, const char *fn, const kb_context *threa
     return kb__count(ctx, fn, "scratch", (int64_t)sizeof(float), 1, dims, &p->scratch_floats);
   }
   p->kind = KIND_BLOCKED;
-  const struct kb_gemm_ops *ops = p->ops;
   int64_t mr = ops->mr, nr = ops->nr;
-  p->bl = gemm_engine__blocking_for(mr, nr);
-  /* Swapped (the header comment) when the rows fit one NC block of the
-   * swapped product, so that the weights are never packed, and each task's
-   * share of the weights has at least twice as many rows as A, so that
-   * packing A costs less than packing those weights.  Measured on AVX-512
-   * (docs/performance.md): 0.55-0.9x the time from 17 to 192 rows, even at
-   * 224, 1.03-1.07x at 256-512 (the packed rows then crowd L2). */
-  p->swapped = dt == KB_GEMM_F32 && dt_b == KB_GEMM_F32 && trans_b && beta == 0.0f && m <= KB_GEMM_SWAP_ROWS &&
-               gemm_engine__round_up(m, nr) <= p->bl.nc && n / kb__threads(threads_ctx) >= 2 * m;
+  p->swapped = gemm_engine__swaps(threads_ctx, &p->bl, nr, dt, dt_b, trans_b, beta, m, n);
   if (p->swapped) {
     int64_t t = m;
     m = n;
@@ -11929,6 +12002,8 @@ kb_status kb__gemm_plan(kb_context *ctx, const char *fn, const kb_context *threa
   int64_t dims[2] = {tasks, p->per_task};
   return kb__count(ctx, fn, "scratch", (int64_t)sizeof(float), 2, dims, &p->scratch_floats);
 }
+
+bool kb__gemm_plan_is_small(const struct kb_gemm_plan *plan) { return plan->kind == KIND_SMALL; }
 
 void kb__gemm_exec(const kb_context *threads_ctx, const struct kb_gemm_plan *p, const void *a, int64_t lda,
                    const void *b, int64_t ldb, void *c, int64_t ldc, float *scratch) {
@@ -12009,6 +12084,7 @@ kb_status kb__gemm_run(kb_context *ctx, const char *fn, int dt, int dt_b, bool t
 #undef small_job
 #undef small_range
 #undef split_units
+#undef swaps
 
 /* ==== kernels/cpu/gemm_scalar.c ==== */
 #define kernel gemm_scalar__kernel
@@ -12029,6 +12105,9 @@ kb_status kb__gemm_run(kb_context *ctx, const char *fn, int dt, int dt_b, bool t
 
 #define MR 4
 #define NR 8
+/* The reference level keeps every small-m product on the small-m dot. */
+#define SMALL_DOT_ROWS_F32 KB_GEMM_SMALL_M
+#define SMALL_DOT_ROWS_HALF KB_GEMM_SMALL_M
 
 static void gemm_scalar__kernel(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs, float *c,
                    int64_t ldc, int64_t rows, int64_t cols, int first, const struct kb_gemm_epilogue *last) {
@@ -12094,9 +12173,11 @@ static void gemm_scalar__transpose(int64_t rows, int64_t cols, const float *src,
 
 const struct kb_gemm_ops kb__gemm_ops_scalar = {MR, NR, gemm_scalar__kernel, gemm_scalar__pack_bt, gemm_scalar__gemv_axpy, gemm_scalar__gemv_dot,
                                                 kb__gemm_small_dot_scalar, kb__gemm_small_axpy_scalar, kb__gemm_pack_bt_half_scalar,
-                                                gemm_scalar__transpose};
+                                                gemm_scalar__transpose, SMALL_DOT_ROWS_F32, SMALL_DOT_ROWS_HALF};
 #undef MR
 #undef NR
+#undef SMALL_DOT_ROWS_F32
+#undef SMALL_DOT_ROWS_HALF
 #undef gemv_axpy
 #undef gemv_dot
 #undef kernel
@@ -26021,7 +26102,17 @@ kb_status kb__linear_glu_run(kb_context *ctx, const char *fn, int type, int64_t 
   job.in = in;
   job.out = out;
   job.row_bytes = row_bytes;
+  int dt_b = kb__linear_w_gemm_type(type);
+  /* Narrow chunks while the products read each weight once (the small-m
+   * path, or the quantized engine's few rows), wide ones once they run
+   * blocked. */
   job.chunk = rows <= KB_GEMM_SMALL_M ? KB_LGLU_CHUNK_FEW : KB_LGLU_CHUNK_MANY;
+  if (!job.blocked && job.chunk == KB_LGLU_CHUNK_FEW) {
+    struct kb_gemm_plan probe;
+    int64_t cw = job.chunk < out ? job.chunk : out;
+    KB_TRY(kb__gemm_plan(ctx, fn, NULL, KB_GEMM_F32, dt_b, false, true, rows, cw, in, 1.0f, 0.0f, NULL, &probe));
+    if (!kb__gemm_plan_is_small(&probe) && in > 0) job.chunk = KB_LGLU_CHUNK_MANY;
+  }
   if (job.chunk > out) job.chunk = out;
   job.chunks = (out + job.chunk - 1) / job.chunk;
   job.x = x;
@@ -26035,7 +26126,6 @@ kb_status kb__linear_glu_run(kb_context *ctx, const char *fn, int type, int64_t 
   struct kb_gemm_plan plan_full, plan_tail;
   int64_t plan_floats = 0;
   if (!job.blocked) {
-    int dt_b = kb__linear_w_gemm_type(type);
     int64_t tail = out - (job.chunks - 1) * job.chunk;
     KB_TRY(kb__gemm_plan(ctx, fn, NULL, KB_GEMM_F32, dt_b, false, true, rows, job.chunk, in, 1.0f, 0.0f, NULL,
                          &plan_full));

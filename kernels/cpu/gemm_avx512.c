@@ -14,6 +14,14 @@
 
 #define MR 12
 #define NR 32
+/* Rows of A up to which the small-m dot beats the blocked path (the
+ * 12 x 32 tile, swapped for float32 weights): on an AVX-512 Zen 4,
+ * kb_linear_w [3584, 1024] at 9-16 rows took 3.4-4.4 ms through the
+ * small-m dot (16 rows of transposed tiles) against 1.9-2.2 swapped
+ * (float32) and 3.0-3.4 against 2.1-2.5 packed (bf16); at 8 rows the two
+ * were even (docs/performance.md). */
+#define SMALL_DOT_ROWS_F32 8
+#define SMALL_DOT_ROWS_HALF 8
 /* How far ahead (floats) gemv_dot prefetches each row. */
 #ifndef KB_GEMV_PREFETCH
 #define KB_GEMV_PREFETCH 128
@@ -283,6 +291,6 @@ KB_TARGET_AVX512 static void transpose(int64_t rows, int64_t cols, const float *
 
 const struct kb_gemm_ops kb__gemm_ops_avx512 = {MR, NR, kernel, pack_bt, gemv_axpy, gemv_dot,
                                                 kb__gemm_small_dot_avx512, kb__gemm_small_axpy_avx512, kb__gemm_pack_bt_half_avx512,
-                                                transpose};
+                                                transpose, SMALL_DOT_ROWS_F32, SMALL_DOT_ROWS_HALF};
 
 #endif /* KB_HAVE_X86_SIMD */

@@ -497,6 +497,19 @@ static void small_exec(const kb_context *ctx, const struct gemm_job *g, float *s
 
 /* ---- planning and running ---- */
 
+/* Whether the blocked path runs a product swapped (the header comment):
+ * float32 weights stored [n, k], no C_old, and rows that fit one NC block
+ * of the swapped product, so that the weights are never packed, with each
+ * task's share of the weights at least twice as many rows as A, so that
+ * packing A costs less than packing those weights.  Measured on AVX-512
+ * (docs/performance.md): 0.55-0.9x the time from 17 to 192 rows, even at
+ * 224, 1.03-1.07x at 256-512 (the packed rows then crowd L2). */
+static bool swaps(const kb_context *threads_ctx, const struct kb_gemm_blocking *bl, int64_t nr, int dt, int dt_b,
+                  bool trans_b, float beta, int64_t m, int64_t n) {
+  return dt == KB_GEMM_F32 && dt_b == KB_GEMM_F32 && trans_b && beta == 0.0f && m <= KB_GEMM_SWAP_ROWS &&
+         round_up(m, nr) <= bl->nc && n / kb__threads(threads_ctx) >= 2 * m;
+}
+
 kb_status kb__gemm_plan(kb_context *ctx, const char *fn, const kb_context *threads_ctx, int dt, int dt_b,
                         bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, float beta,
                         const struct kb_linear_epilogue *lin, struct kb_gemm_plan *p) {
@@ -516,12 +529,21 @@ kb_status kb__gemm_plan(kb_context *ctx, const char *fn, const kb_context *threa
     p->kind = KIND_K0;
     return KB_STATUS_OK;
   }
+  const struct kb_gemm_ops *ops = p->ops;
+  p->bl = blocking_for(ops->mr, ops->nr);
+  /* Against weights stored [n, k] the level says up to how many rows the
+   * small-m dot beats the blocked path (gemm_kernels.h). */
+  int64_t small_max = KB_GEMM_SMALL_M;
+  if (trans_b && dt_b != KB_GEMM_F32)
+    small_max = ops->small_dot_rows_half;
+  else if (trans_b && swaps(threads_ctx, &p->bl, ops->nr, dt, dt_b, trans_b, beta, m, n))
+    small_max = ops->small_dot_rows_f32;
   /* float32 with one row of A stays on the matrix-vector kernels below:
    * the same chain per output as the small-m kernels (so the same bits),
    * but they read [k, n] rows whole and one 16-row block of [n, k] at a
    * time, which measured faster for 1-64 MB matrices (docs/performance.md,
    * "Decoding"). */
-  if (m <= KB_GEMM_SMALL_M && !(m == 1 && dt == KB_GEMM_F32 && dt_b == KB_GEMM_F32)) {
+  if (m <= small_max && !(m == 1 && dt == KB_GEMM_F32 && dt_b == KB_GEMM_F32)) {
     /* Few rows of A (decode): every element of B read once, in its own
      * type, by tasks over the outputs whose number follows B's bytes. */
     p->kind = KIND_SMALL;
@@ -548,17 +570,8 @@ kb_status kb__gemm_plan(kb_context *ctx, const char *fn, const kb_context *threa
     return kb__count(ctx, fn, "scratch", (int64_t)sizeof(float), 1, dims, &p->scratch_floats);
   }
   p->kind = KIND_BLOCKED;
-  const struct kb_gemm_ops *ops = p->ops;
   int64_t mr = ops->mr, nr = ops->nr;
-  p->bl = blocking_for(mr, nr);
-  /* Swapped (the header comment) when the rows fit one NC block of the
-   * swapped product, so that the weights are never packed, and each task's
-   * share of the weights has at least twice as many rows as A, so that
-   * packing A costs less than packing those weights.  Measured on AVX-512
-   * (docs/performance.md): 0.55-0.9x the time from 17 to 192 rows, even at
-   * 224, 1.03-1.07x at 256-512 (the packed rows then crowd L2). */
-  p->swapped = dt == KB_GEMM_F32 && dt_b == KB_GEMM_F32 && trans_b && beta == 0.0f && m <= KB_GEMM_SWAP_ROWS &&
-               round_up(m, nr) <= p->bl.nc && n / kb__threads(threads_ctx) >= 2 * m;
+  p->swapped = swaps(threads_ctx, &p->bl, nr, dt, dt_b, trans_b, beta, m, n);
   if (p->swapped) {
     int64_t t = m;
     m = n;
@@ -624,6 +637,8 @@ kb_status kb__gemm_plan(kb_context *ctx, const char *fn, const kb_context *threa
   int64_t dims[2] = {tasks, p->per_task};
   return kb__count(ctx, fn, "scratch", (int64_t)sizeof(float), 2, dims, &p->scratch_floats);
 }
+
+bool kb__gemm_plan_is_small(const struct kb_gemm_plan *plan) { return plan->kind == KIND_SMALL; }
 
 void kb__gemm_exec(const kb_context *threads_ctx, const struct kb_gemm_plan *p, const void *a, int64_t lda,
                    const void *b, int64_t ldb, void *c, int64_t ldc, float *scratch) {

@@ -65,6 +65,10 @@ kb_status kb__gemm_plan(kb_context *ctx, const char *fn, const kb_context *threa
                         bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, float beta,
                         const struct kb_linear_epilogue *lin, struct kb_gemm_plan *plan);
 
+/* Whether a plan takes the small-m path (few rows of A, every element of B
+ * read once) rather than the blocked one. */
+bool kb__gemm_plan_is_small(const struct kb_gemm_plan *plan);
+
 /* Runs a plan on threads_ctx's threads (the context it was planned for)
  * with plan->scratch_floats floats of 64-byte aligned scratch.  Cannot fail. */
 void kb__gemm_exec(const kb_context *threads_ctx, const struct kb_gemm_plan *plan, const void *a, int64_t lda,

@@ -104,6 +104,12 @@ struct kb_gemm_ops {
   kb_gemm_small_fn small_axpy;
   kb_gemm_pack_bt_half_fn pack_bt_half;
   kb_gemm_transpose_fn transpose;
+  /* Most rows of A that take small_dot (B stored [n, k], a linear layer's
+   * weights) instead of the blocked path: against float32 B when the
+   * blocked path would run swapped (gemm_engine.c), and against 16-bit B.
+   * At most KB_GEMM_SMALL_M; more rows, or other shapes, take the blocked
+   * path.  Only speed depends on it: every path computes the same chains. */
+  int small_dot_rows_f32, small_dot_rows_half;
 };
 
 /* The small-m kernels and the 16-bit pack of each level (gemm_small_<isa>.c). */

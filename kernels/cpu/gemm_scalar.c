@@ -11,6 +11,9 @@
 
 #define MR 4
 #define NR 8
+/* The reference level keeps every small-m product on the small-m dot. */
+#define SMALL_DOT_ROWS_F32 KB_GEMM_SMALL_M
+#define SMALL_DOT_ROWS_HALF KB_GEMM_SMALL_M
 
 static void kernel(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs, float *c,
                    int64_t ldc, int64_t rows, int64_t cols, int first, const struct kb_gemm_epilogue *last) {
@@ -76,4 +79,4 @@ static void transpose(int64_t rows, int64_t cols, const float *src, int64_t lds,
 
 const struct kb_gemm_ops kb__gemm_ops_scalar = {MR, NR, kernel, pack_bt, gemv_axpy, gemv_dot,
                                                 kb__gemm_small_dot_scalar, kb__gemm_small_axpy_scalar, kb__gemm_pack_bt_half_scalar,
-                                                transpose};
+                                                transpose, SMALL_DOT_ROWS_F32, SMALL_DOT_ROWS_HALF};

@@ -95,7 +95,17 @@ kb_status kb__linear_glu_run(kb_context *ctx, const char *fn, int type, int64_t 
   job.in = in;
   job.out = out;
   job.row_bytes = row_bytes;
+  int dt_b = kb__linear_w_gemm_type(type);
+  /* Narrow chunks while the products read each weight once (the small-m
+   * path, or the quantized engine's few rows), wide ones once they run
+   * blocked. */
   job.chunk = rows <= KB_GEMM_SMALL_M ? KB_LGLU_CHUNK_FEW : KB_LGLU_CHUNK_MANY;
+  if (!job.blocked && job.chunk == KB_LGLU_CHUNK_FEW) {
+    struct kb_gemm_plan probe;
+    int64_t cw = job.chunk < out ? job.chunk : out;
+    KB_TRY(kb__gemm_plan(ctx, fn, NULL, KB_GEMM_F32, dt_b, false, true, rows, cw, in, 1.0f, 0.0f, NULL, &probe));
+    if (!kb__gemm_plan_is_small(&probe) && in > 0) job.chunk = KB_LGLU_CHUNK_MANY;
+  }
   if (job.chunk > out) job.chunk = out;
   job.chunks = (out + job.chunk - 1) / job.chunk;
   job.x = x;
@@ -109,7 +119,6 @@ kb_status kb__linear_glu_run(kb_context *ctx, const char *fn, int type, int64_t 
   struct kb_gemm_plan plan_full, plan_tail;
   int64_t plan_floats = 0;
   if (!job.blocked) {
-    int dt_b = kb__linear_w_gemm_type(type);
     int64_t tail = out - (job.chunks - 1) * job.chunk;
     KB_TRY(kb__gemm_plan(ctx, fn, NULL, KB_GEMM_F32, dt_b, false, true, rows, job.chunk, in, 1.0f, 0.0f, NULL,
                          &plan_full));

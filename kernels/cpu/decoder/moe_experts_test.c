@@ -41,7 +41,7 @@ static void three_calls(kb_context *ctx, int64_t rows, int64_t in, int64_t out, 
 
 static void test_linear_glu_bits(void) {
   kb_context *c1 = make_ctx(1), *c3 = make_ctx(3);
-  static const int64_t kRows[] = {1, 3, 16, 17, 40};
+  static const int64_t kRows[] = {1, 3, 6, 16, 17, 40};
   static const int64_t kOut[] = {1, 63, 64, 65, 300};
   uint64_t seed = 1;
   for (size_t ti = 0; ti < sizeof kTypes / sizeof kTypes[0]; ti++)

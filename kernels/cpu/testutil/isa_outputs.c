@@ -208,7 +208,7 @@ int main(void) {
     kb_dtype type;
   } types[] = {{"f32", KB_DTYPE_F32}, {"f16", KB_DTYPE_F16}, {"bf16", KB_DTYPE_BF16}, {"q8_0", KB_DTYPE_Q8_0},
                {"q4_0", KB_DTYPE_Q4_0}};
-  static const int64_t rows[] = {1, 5, 16, 40};
+  static const int64_t rows[] = {1, 5, 12, 16, 40};
   for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
     for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
       snprintf(name, sizeof name, "linear_w_%s_%lldx416x300", types[t].name, (long long)rows[r]);
