@@ -3,7 +3,8 @@
  * Register tile 12 x 32: 24 zmm accumulators, two B vectors and one
  * broadcast A element per step of p (27 of the 32 registers).  Edge tiles
  * use instances of 8, 4, 2 and 1 rows and masked columns, and at most 16
- * columns one vector of them.  Every
+ * columns one vector of them; rows of A that would crowd one L1 set take
+ * 8 and 4 rows at a time.  Every
  * accumulator follows the contract's fma chain, so the result is the
  * scalar level's, bit for bit. */
 #include "gemm_kernels.h"
@@ -124,6 +125,12 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void tile_rows(
     const struct kb_gemm_epilogue *last) {
   struct kb_gemm_epilogue e;
   if (last != NULL) e = *last;
+  /* Rows of A read in place a multiple of 4 KiB apart (weights of 1024,
+   * 2048, 4096 columns, swapped) share one set of L1, whose 8 ways cannot
+   * hold the lines of 12 rows and the tile's others: such tiles take 8 + 4
+   * rows (on an AVX-512 Zen 4 kb_linear_w [3584, 1024] from L3 at 16-64
+   * rows, 46-73 -> 56-95 GFLOP/s; docs/performance.md). */
+  int crowd = a_cs == 1 && ((a_rs * 4) & 4095) == 0;
   for (int64_t r = 0; r < rows;) {
     int64_t left = rows - r;
     const float *ar = a + r * a_rs;
@@ -133,7 +140,7 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void tile_rows(
       e.c0 = last->c0 != NULL ? last->c0 + r * last->ldc0 : NULL; /* NULL when beta == 0 */
       ep = &e;
     }
-    if (left >= 12) {
+    if (left >= 12 && !crowd) {
       if (a_rs == 1 && a_cs == MR)
         rows_12(NB, kc, ar, 1, MR, b, b_rs, cr, ldc, m0, m1, full, first, ep);
       else

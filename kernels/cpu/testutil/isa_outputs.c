@@ -214,6 +214,9 @@ int main(void) {
       snprintf(name, sizeof name, "linear_w_%s_%lldx416x300", types[t].name, (long long)rows[r]);
       linear_w_case(c1, c3, name, types[t].type, rows[r], 416, 300);
     }
+  /* Weights of 1024 columns, rows 4 KiB apart: the avx512 tile takes 8 + 4
+   * rows (gemm_avx512.c), the others their usual tiles. */
+  linear_w_case(c1, c3, "linear_w_f32_40x1024x200", KB_DTYPE_F32, 40, 1024, 200);
   kb_context_destroy(c1);
   kb_context_destroy(c3);
   return failures == 0 ? 0 : 1;
