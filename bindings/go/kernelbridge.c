@@ -1100,6 +1100,11 @@ typedef void (*kb_gemm_small_fn)(int bdt, int64_t m, int64_t n, int64_t k, const
 typedef void (*kb_gemm_pack_bt_half_fn)(int bdt, int64_t kc, int64_t nc, const uint16_t *b, int64_t ldb, float *dst,
                                         int64_t nr);
 
+/* dst[j] = src[j] widened exactly to float32 for j < n, src stored as bdt
+ * (KB_GEMM_BF16 or KB_GEMM_F16): a row of 16-bit weights made the float32
+ * row the microkernel reads (a swapped product's A). */
+typedef void (*kb_gemm_widen_fn)(int bdt, int64_t n, const uint16_t *src, float *dst);
+
 /* dst[j * ldd + i] = src[i * lds + j] for i < rows, j < cols: a copy (no
  * arithmetic), so every level gives the same bits.  Elements of dst outside
  * the rows x cols block are not written. */
@@ -1116,6 +1121,7 @@ struct kb_gemm_ops {
   kb_gemm_small_fn small_axpy;
   kb_gemm_pack_bt_half_fn pack_bt_half;
   kb_gemm_transpose_fn transpose;
+  kb_gemm_widen_fn widen;
   /* Most rows of A that take small_dot (B stored [n, k], a linear layer's
    * weights) instead of the blocked path: against float32 B when the
    * blocked path would run swapped (gemm_engine.c), and against 16-bit B.
@@ -1131,6 +1137,9 @@ void kb__gemm_pack_bt_half_avx2(int bdt, int64_t kc, int64_t nc, const uint16_t 
                                 int64_t nr);
 void kb__gemm_pack_bt_half_avx512(int bdt, int64_t kc, int64_t nc, const uint16_t *b, int64_t ldb, float *dst,
                                   int64_t nr);
+void kb__gemm_widen_scalar(int bdt, int64_t n, const uint16_t *src, float *dst);
+void kb__gemm_widen_avx2(int bdt, int64_t n, const uint16_t *src, float *dst);
+void kb__gemm_widen_avx512(int bdt, int64_t n, const uint16_t *src, float *dst);
 void kb__gemm_small_dot_scalar(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const void *b,
                                int64_t ldb, float *c, int64_t ldc);
 void kb__gemm_small_axpy_scalar(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const void *b,
@@ -1640,6 +1649,7 @@ struct kb_gemm_plan {
   int64_t tm, tn, tasks;
   int64_t a_pack, b_pack, c_buf, per_task;
   bool direct_a, direct_b;
+  bool widen_a; /* a swapped product of 16-bit weights: each tile's rows of them widened to float32 rows */
   bool swapped; /* run as C^T = op(B)^T op(A)^T: m, n, trans_a, trans_b are the swapped product's */
   /* matrix-vector path */
   int64_t gemv_len, gemv_tasks;
@@ -1949,6 +1959,11 @@ typedef void (*kb_gemm_small_fn)(int bdt, int64_t m, int64_t n, int64_t k, const
 typedef void (*kb_gemm_pack_bt_half_fn)(int bdt, int64_t kc, int64_t nc, const uint16_t *b, int64_t ldb, float *dst,
                                         int64_t nr);
 
+/* dst[j] = src[j] widened exactly to float32 for j < n, src stored as bdt
+ * (KB_GEMM_BF16 or KB_GEMM_F16): a row of 16-bit weights made the float32
+ * row the microkernel reads (a swapped product's A). */
+typedef void (*kb_gemm_widen_fn)(int bdt, int64_t n, const uint16_t *src, float *dst);
+
 /* dst[j * ldd + i] = src[i * lds + j] for i < rows, j < cols: a copy (no
  * arithmetic), so every level gives the same bits.  Elements of dst outside
  * the rows x cols block are not written. */
@@ -1965,6 +1980,7 @@ struct kb_gemm_ops {
   kb_gemm_small_fn small_axpy;
   kb_gemm_pack_bt_half_fn pack_bt_half;
   kb_gemm_transpose_fn transpose;
+  kb_gemm_widen_fn widen;
   /* Most rows of A that take small_dot (B stored [n, k], a linear layer's
    * weights) instead of the blocked path: against float32 B when the
    * blocked path would run swapped (gemm_engine.c), and against 16-bit B.
@@ -1980,6 +1996,9 @@ void kb__gemm_pack_bt_half_avx2(int bdt, int64_t kc, int64_t nc, const uint16_t 
                                 int64_t nr);
 void kb__gemm_pack_bt_half_avx512(int bdt, int64_t kc, int64_t nc, const uint16_t *b, int64_t ldb, float *dst,
                                   int64_t nr);
+void kb__gemm_widen_scalar(int bdt, int64_t n, const uint16_t *src, float *dst);
+void kb__gemm_widen_avx2(int bdt, int64_t n, const uint16_t *src, float *dst);
+void kb__gemm_widen_avx512(int bdt, int64_t n, const uint16_t *src, float *dst);
 void kb__gemm_small_dot_scalar(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const void *b,
                                int64_t ldb, float *c, int64_t ldc);
 void kb__gemm_small_axpy_scalar(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const void *b,
@@ -2044,6 +2063,7 @@ struct kb_gemm_plan {
   int64_t tm, tn, tasks;
   int64_t a_pack, b_pack, c_buf, per_task;
   bool direct_a, direct_b;
+  bool widen_a; /* a swapped product of 16-bit weights: each tile's rows of them widened to float32 rows */
   bool swapped; /* run as C^T = op(B)^T op(A)^T: m, n, trans_a, trans_b are the swapped product's */
   /* matrix-vector path */
   int64_t gemv_len, gemv_tasks;
@@ -3337,6 +3357,11 @@ typedef void (*kb_gemm_small_fn)(int bdt, int64_t m, int64_t n, int64_t k, const
 typedef void (*kb_gemm_pack_bt_half_fn)(int bdt, int64_t kc, int64_t nc, const uint16_t *b, int64_t ldb, float *dst,
                                         int64_t nr);
 
+/* dst[j] = src[j] widened exactly to float32 for j < n, src stored as bdt
+ * (KB_GEMM_BF16 or KB_GEMM_F16): a row of 16-bit weights made the float32
+ * row the microkernel reads (a swapped product's A). */
+typedef void (*kb_gemm_widen_fn)(int bdt, int64_t n, const uint16_t *src, float *dst);
+
 /* dst[j * ldd + i] = src[i * lds + j] for i < rows, j < cols: a copy (no
  * arithmetic), so every level gives the same bits.  Elements of dst outside
  * the rows x cols block are not written. */
@@ -3353,6 +3378,7 @@ struct kb_gemm_ops {
   kb_gemm_small_fn small_axpy;
   kb_gemm_pack_bt_half_fn pack_bt_half;
   kb_gemm_transpose_fn transpose;
+  kb_gemm_widen_fn widen;
   /* Most rows of A that take small_dot (B stored [n, k], a linear layer's
    * weights) instead of the blocked path: against float32 B when the
    * blocked path would run swapped (gemm_engine.c), and against 16-bit B.
@@ -3368,6 +3394,9 @@ void kb__gemm_pack_bt_half_avx2(int bdt, int64_t kc, int64_t nc, const uint16_t 
                                 int64_t nr);
 void kb__gemm_pack_bt_half_avx512(int bdt, int64_t kc, int64_t nc, const uint16_t *b, int64_t ldb, float *dst,
                                   int64_t nr);
+void kb__gemm_widen_scalar(int bdt, int64_t n, const uint16_t *src, float *dst);
+void kb__gemm_widen_avx2(int bdt, int64_t n, const uint16_t *src, float *dst);
+void kb__gemm_widen_avx512(int bdt, int64_t n, const uint16_t *src, float *dst);
 void kb__gemm_small_dot_scalar(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const void *b,
                                int64_t ldb, float *c, int64_t ldc);
 void kb__gemm_small_axpy_scalar(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const void *b,
@@ -3843,6 +3872,7 @@ struct kb_gemm_plan {
   int64_t tm, tn, tasks;
   int64_t a_pack, b_pack, c_buf, per_task;
   bool direct_a, direct_b;
+  bool widen_a; /* a swapped product of 16-bit weights: each tile's rows of them widened to float32 rows */
   bool swapped; /* run as C^T = op(B)^T op(A)^T: m, n, trans_a, trans_b are the swapped product's */
   /* matrix-vector path */
   int64_t gemv_len, gemv_tasks;
@@ -4042,6 +4072,11 @@ typedef void (*kb_gemm_small_fn)(int bdt, int64_t m, int64_t n, int64_t k, const
 typedef void (*kb_gemm_pack_bt_half_fn)(int bdt, int64_t kc, int64_t nc, const uint16_t *b, int64_t ldb, float *dst,
                                         int64_t nr);
 
+/* dst[j] = src[j] widened exactly to float32 for j < n, src stored as bdt
+ * (KB_GEMM_BF16 or KB_GEMM_F16): a row of 16-bit weights made the float32
+ * row the microkernel reads (a swapped product's A). */
+typedef void (*kb_gemm_widen_fn)(int bdt, int64_t n, const uint16_t *src, float *dst);
+
 /* dst[j * ldd + i] = src[i * lds + j] for i < rows, j < cols: a copy (no
  * arithmetic), so every level gives the same bits.  Elements of dst outside
  * the rows x cols block are not written. */
@@ -4058,6 +4093,7 @@ struct kb_gemm_ops {
   kb_gemm_small_fn small_axpy;
   kb_gemm_pack_bt_half_fn pack_bt_half;
   kb_gemm_transpose_fn transpose;
+  kb_gemm_widen_fn widen;
   /* Most rows of A that take small_dot (B stored [n, k], a linear layer's
    * weights) instead of the blocked path: against float32 B when the
    * blocked path would run swapped (gemm_engine.c), and against 16-bit B.
@@ -4073,6 +4109,9 @@ void kb__gemm_pack_bt_half_avx2(int bdt, int64_t kc, int64_t nc, const uint16_t 
                                 int64_t nr);
 void kb__gemm_pack_bt_half_avx512(int bdt, int64_t kc, int64_t nc, const uint16_t *b, int64_t ldb, float *dst,
                                   int64_t nr);
+void kb__gemm_widen_scalar(int bdt, int64_t n, const uint16_t *src, float *dst);
+void kb__gemm_widen_avx2(int bdt, int64_t n, const uint16_t *src, float *dst);
+void kb__gemm_widen_avx512(int bdt, int64_t n, const uint16_t *src, float *dst);
 void kb__gemm_small_dot_scalar(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const void *b,
                                int64_t ldb, float *c, int64_t ldc);
 void kb__gemm_small_axpy_scalar(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const void *b,
@@ -4137,6 +4176,7 @@ struct kb_gemm_plan {
   int64_t tm, tn, tasks;
   int64_t a_pack, b_pack, c_buf, per_task;
   bool direct_a, direct_b;
+  bool widen_a; /* a swapped product of 16-bit weights: each tile's rows of them widened to float32 rows */
   bool swapped; /* run as C^T = op(B)^T op(A)^T: m, n, trans_a, trans_b are the swapped product's */
   /* matrix-vector path */
   int64_t gemv_len, gemv_tasks;
@@ -10707,13 +10747,14 @@ kb_status kb_gemm_batched_f16(kb_context *ctx, bool trans_a, bool trans_b, int64
 
 #define MR 6
 #define NR 16
-/* Rows of A up to which the small-m dot beats the blocked path: against
- * float32 weights swapped, 4 (kb_linear_w [3584, 1024] on a Zen 4 at this
- * level: 5-16 rows took 2.6-6.2 ms through the dot, 1.9 swapped; 2-4
- * rows were even); against 16-bit weights the dot won at every row count
- * up to 16 (docs/performance.md). */
+/* Rows of A up to which the small-m dot beats the blocked path (swapped),
+ * kb_linear_w [3584, 1024] on a Zen 4 at this level: float32 weights 4
+ * (5-16 rows took 2.6-6.2 ms through the dot, 1.9 swapped; 2-4 rows were
+ * even); bf16 / f16 weights 8 (9-16 rows 2.0-3.9 ms through the dot,
+ * 1.6-1.7 swapped; 5-8 rows 1.4-1.75 through the dot, 1.6-1.75 swapped).
+ * docs/performance.md. */
 #define SMALL_DOT_ROWS_F32 4
-#define SMALL_DOT_ROWS_HALF KB_GEMM_SMALL_M
+#define SMALL_DOT_ROWS_HALF 8
 
 /* Row i of the tile, if the instance has it: acc_i0/acc_i1 += a(i, p) * b(p, 0..15). */
 #define ROW_FMA(i)                                 \
@@ -10981,7 +11022,8 @@ KB_TARGET_AVX2 static void gemm_avx2__transpose(int64_t rows, int64_t cols, cons
 
 const struct kb_gemm_ops kb__gemm_ops_avx2 = {MR, NR, gemm_avx2__kernel, gemm_avx2__pack_bt, gemm_avx2__gemv_axpy, gemm_avx2__gemv_dot,
                                               kb__gemm_small_dot_avx2, kb__gemm_small_axpy_avx2, kb__gemm_pack_bt_half_avx2,
-                                              gemm_avx2__transpose, SMALL_DOT_ROWS_F32, SMALL_DOT_ROWS_HALF};
+                                              gemm_avx2__transpose, kb__gemm_widen_avx2, SMALL_DOT_ROWS_F32,
+                                                SMALL_DOT_ROWS_HALF};
 
 #endif /* KB_HAVE_X86_SIMD */
 #undef ALL_ROWS
@@ -11037,11 +11079,11 @@ const struct kb_gemm_ops kb__gemm_ops_avx2 = {MR, NR, gemm_avx2__kernel, gemm_av
 #define MR 12
 #define NR 32
 /* Rows of A up to which the small-m dot beats the blocked path (the
- * 12 x 32 tile, swapped for float32 weights): on an AVX-512 Zen 4,
- * kb_linear_w [3584, 1024] at 9-16 rows took 3.4-4.4 ms through the
- * small-m dot (16 rows of transposed tiles) against 1.9-2.2 swapped
- * (float32) and 3.0-3.4 against 2.1-2.5 packed (bf16); at 8 rows the two
- * were even (docs/performance.md). */
+ * 12 x 32 tile, swapped): on an AVX-512 Zen 4, kb_linear_w [3584, 1024] at
+ * 9-16 rows took 3.4-4.4 ms through the small-m dot (16 rows of transposed
+ * tiles) against 1.9-2.2 swapped for float32 weights, and 2.0-3.4 against
+ * 1.65 for bf16 / f16 ones; at 8 rows the two were even
+ * (docs/performance.md). */
 #define SMALL_DOT_ROWS_F32 8
 #define SMALL_DOT_ROWS_HALF 8
 /* How far ahead (floats) gemv_dot prefetches each row. */
@@ -11319,7 +11361,8 @@ KB_TARGET_AVX512 static void gemm_avx512__transpose(int64_t rows, int64_t cols, 
 
 const struct kb_gemm_ops kb__gemm_ops_avx512 = {MR, NR, gemm_avx512__kernel, gemm_avx512__pack_bt, gemm_avx512__gemv_axpy, gemm_avx512__gemv_dot,
                                                 kb__gemm_small_dot_avx512, kb__gemm_small_axpy_avx512, kb__gemm_pack_bt_half_avx512,
-                                                gemm_avx512__transpose, SMALL_DOT_ROWS_F32, SMALL_DOT_ROWS_HALF};
+                                                gemm_avx512__transpose, kb__gemm_widen_avx512, SMALL_DOT_ROWS_F32,
+                                                SMALL_DOT_ROWS_HALF};
 
 #endif /* KB_HAVE_X86_SIMD */
 #undef ALL_ROWS
@@ -11393,12 +11436,14 @@ const struct kb_gemm_ops kb__gemm_ops_avx512 = {MR, NR, gemm_avx512__kernel, gem
  * m == 1 and n == 1 use matrix-vector kernels that read the matrix once at
  * memory speed.  bf16 / f16 operands are widened while they are packed.
  *
- * A few rows against wide float32 weights stored [n, k] (a linear layer's
- * prefill or an expert's tokens) run swapped: C^T = op(B)^T op(A)^T, the
- * weights as the microkernel's A read in place and the few rows packed as
- * its B, each finished block of C^T transposed into C.  Packing (a
- * transposition) then touches the small operand, not the weights; the
- * products are the same (a * b == b * a in every fma), so are the bits. */
+ * A few rows against wide weights stored [n, k] (a linear layer's prefill
+ * or an expert's tokens) run swapped: C^T = op(B)^T op(A)^T, the weights as
+ * the microkernel's A and the few rows packed as its B, each finished block
+ * of C^T transposed into C.  Packing (a transposition) then touches the
+ * small operand, not the weights: float32 weights are read in place, and
+ * 16-bit ones are widened a tile's rows at a time into float32 rows (no
+ * transposition), while the next tile's rows are prefetched.  The products
+ * are the same (a * b == b * a in every fma), so are the bits. */
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -11528,6 +11573,7 @@ struct gemm_engine__gemm_job {
   int64_t ldc;
   float *scratch;
   const struct kb_linear_epilogue *lin;
+  int dt_a; /* storage type of the product's A: dt, or the weights' type when swapped */
 };
 
 /* Rows [*lo, *hi) of part `t` of `parts` over `count` elements in units of
@@ -11549,11 +11595,11 @@ static void gemm_engine__pack_a(const struct gemm_engine__gemm_job *g, int64_t i
     }
     int64_t base = g->trans_a ? p0 * g->lda + (i0 + i) : (i0 + i) * g->lda + p0;
     int64_t step = g->trans_a ? g->lda : 1;
-    if (g->dt == KB_GEMM_F32) {
+    if (g->dt_a == KB_GEMM_F32) {
       const float *src = (const float *)g->a + base;
       for (int64_t p = 0; p < kc; p++) dst[p * mr + i] = src[p * step];
     } else {
-      for (int64_t p = 0; p < kc; p++) dst[p * mr + i] = gemm_engine__load_elem(g->a, g->dt, base + p * step);
+      for (int64_t p = 0; p < kc; p++) dst[p * mr + i] = gemm_engine__load_elem(g->a, g->dt_a, base + p * step);
     }
   }
 }
@@ -11618,7 +11664,7 @@ static void gemm_engine__gemm_rect(const struct gemm_engine__gemm_job *g, float 
     for (int64_t pc = 0; pc < g->k; pc += kc) {
       int64_t kcur = g->k - pc < kc ? g->k - pc : kc;
       int first = pc == 0, is_last = pc + kcur >= g->k;
-      if (!g->p->direct_a)
+      if (!g->p->direct_a && !g->p->widen_a)
         for (int64_t ir = 0; ir < mcur; ir += mr)
           gemm_engine__pack_a(g, i0 + ic + ir, mcur - ir < mr ? mcur - ir : mr, pc, kcur, apack + (ir / mr) * mr * kcur);
       for (int64_t jc = 0; jc < cols; jc += nc) {
@@ -11632,7 +11678,25 @@ static void gemm_engine__gemm_rect(const struct gemm_engine__gemm_job *g, float 
           const float *ap;
           int64_t a_rs = 1, a_cs = mr;
           int64_t gi = i0 + ic + ir;
-          if (!g->p->direct_a) {
+          if (g->p->widen_a) {
+            /* The tile's rows of 16-bit weights as float32 rows, kcur +
+             * 16 floats apart (so that they never share an L1 set). */
+            int64_t ld = kcur + 16;
+            for (int64_t i = 0; i < mrows; i++)
+              ops->widen(g->dt_a, kcur, (const uint16_t *)g->a + (gi + i) * g->lda + pc, apack + i * ld);
+            /* The next tile's rows start coming while this one computes:
+             * without this the widening waits on memory and the swapped
+             * product was slower than packing the weights (kb_linear_w
+             * [3584, 1024] bf16 at 32 rows on a Zen 4: 3.5-3.7 ms packed,
+             * 3.6-3.75 swapped without it, 2.7-2.9 with it). */
+            for (int64_t i = mrows; i < 2 * mr && gi + i < i1; i++) {
+              const char *row = (const char *)((const uint16_t *)g->a + (gi + i) * g->lda + pc);
+              for (int64_t off = 0; off < kcur * 2; off += 64) __builtin_prefetch(row + off, 0, 2);
+            }
+            ap = apack;
+            a_rs = ld;
+            a_cs = 1;
+          } else if (!g->p->direct_a) {
             ap = apack + (ir / mr) * mr * kcur;
           } else if (g->trans_a) {
             ap = (const float *)g->a + pc * g->lda + gi;
@@ -11870,7 +11934,8 @@ static void gemm_engine__small_exec(const kb_context *ctx, const struct gemm_eng
 /* ---- planning and running ---- */
 
 /* Whether the blocked path runs a product swapped (the header comment):
- * float32 weights stored [n, k], no C_old, and rows that fit one NC block
+ * weights stored [n, k] (float32, or 16-bit ones widened a tile's rows at a
+ * time), float32 C and no C_old, and rows that fit one NC block
  * of the swapped product, so that the weights are never packed, with each
  * task's share of the weights at least twice as many rows as A, so that
  * packing A costs less than packing those weights.  Measured on AVX-512
@@ -11878,7 +11943,8 @@ static void gemm_engine__small_exec(const kb_context *ctx, const struct gemm_eng
  * 224, 1.03-1.07x at 256-512 (the packed rows then crowd L2). */
 static bool gemm_engine__swaps(const kb_context *threads_ctx, const struct kb_gemm_blocking *bl, int64_t nr, int dt, int dt_b,
                   bool trans_b, float beta, int64_t m, int64_t n) {
-  return dt == KB_GEMM_F32 && dt_b == KB_GEMM_F32 && trans_b && beta == 0.0f && m <= KB_GEMM_SWAP_ROWS &&
+  (void)dt_b;
+  return dt == KB_GEMM_F32 && trans_b && beta == 0.0f && m <= KB_GEMM_SWAP_ROWS &&
          gemm_engine__round_up(m, nr) <= bl->nc && n / kb__threads(threads_ctx) >= 2 * m;
 }
 
@@ -11993,12 +12059,14 @@ kb_status kb__gemm_plan(kb_context *ctx, const char *fn, const kb_context *threa
   int64_t ncb = rect_cols < p->bl.nc ? rect_cols : p->bl.nc;
   /* A is read in place when it is float32 and each micro-panel serves a
    * single NC block: packing would cost more than it saves. */
-  p->direct_a = dt == KB_GEMM_F32 && rect_cols <= p->bl.nc;
+  int dt_a = p->swapped ? dt_b : dt, dt_bb = p->swapped ? dt : dt_b;
+  p->direct_a = dt_a == KB_GEMM_F32 && rect_cols <= p->bl.nc;
+  p->widen_a = p->swapped && dt_a != KB_GEMM_F32;
   /* B is read in place when it is float32 rows of op(B) and small enough
    * to stay in L2 between the micro-panels of A that reuse it. */
-  p->direct_b = dt_b == KB_GEMM_F32 && !trans_b && k * n <= KB_GEMM_DIRECT_B;
+  p->direct_b = dt_bb == KB_GEMM_F32 && !trans_b && k * n <= KB_GEMM_DIRECT_B;
   /* Each part starts on a 64-byte boundary: the microkernel's aligned loads. */
-  p->a_pack = p->direct_a ? 0 : gemm_engine__round_up(mcb * kc, 16);
+  p->a_pack = p->widen_a ? gemm_engine__round_up(mr * (kc + 16), 16) : p->direct_a ? 0 : gemm_engine__round_up(mcb * kc, 16);
   p->b_pack = gemm_engine__round_up(kc * gemm_engine__round_up(ncb, nr), 16);
   bool need_cbuf = dt != KB_GEMM_F32 || (k > p->bl.kc && beta != 0.0f);
   p->c_buf = need_cbuf ? rect_rows * rect_cols : 0;
@@ -12015,8 +12083,12 @@ bool kb__gemm_plan_is_small(const struct kb_gemm_plan *plan) { return plan->kind
 void kb__gemm_exec(const kb_context *threads_ctx, const struct kb_gemm_plan *p, const void *a, int64_t lda,
                    const void *b, int64_t ldb, void *c, int64_t ldc, float *scratch) {
   struct gemm_engine__gemm_job g = {p, p->ops, p->dt, p->dt_b, p->trans_a, p->trans_b, p->m, p->n, p->k, p->alpha, p->beta,
-                       a, b,      lda,   ldb,     c,          ldc,        scratch, p->lin};
+                       a, b,      lda,   ldb,     c,          ldc,        scratch, p->lin, p->dt};
   if (p->swapped) {
+    /* The weights (stored as dt_b) are the product's A, the float32 rows
+     * its B. */
+    g.dt_a = p->dt_b;
+    g.dt_b = p->dt;
     /* op(B)^T, the weights, is the product's A; op(A)^T its B. */
     g.a = b;
     g.lda = ldb;
@@ -12180,7 +12252,8 @@ static void gemm_scalar__transpose(int64_t rows, int64_t cols, const float *src,
 
 const struct kb_gemm_ops kb__gemm_ops_scalar = {MR, NR, gemm_scalar__kernel, gemm_scalar__pack_bt, gemm_scalar__gemv_axpy, gemm_scalar__gemv_dot,
                                                 kb__gemm_small_dot_scalar, kb__gemm_small_axpy_scalar, kb__gemm_pack_bt_half_scalar,
-                                                gemm_scalar__transpose, SMALL_DOT_ROWS_F32, SMALL_DOT_ROWS_HALF};
+                                                gemm_scalar__transpose, kb__gemm_widen_scalar, SMALL_DOT_ROWS_F32,
+                                                SMALL_DOT_ROWS_HALF};
 #undef MR
 #undef NR
 #undef SMALL_DOT_ROWS_F32
@@ -12333,6 +12406,18 @@ KB_TARGET_AVX2 void kb__gemm_small_dot_avx2(int bdt, int64_t m, int64_t n, int64
 }
 
 /* ---- packing 16-bit B for the blocked path ---- */
+
+/* kb_gemm_widen_fn: 8 values per load, the rest through load_part. */
+KB_TARGET_AVX2 void kb__gemm_widen_avx2(int bdt, int64_t n, const uint16_t *src, float *dst) {
+  int64_t j = 0;
+  if (bdt == KB_GEMM_F16) {
+    for (; j + 8 <= n; j += 8) _mm256_storeu_ps(dst + j, gemm_small_avx2__load8(KB_GEMM_F16, src + j));
+    if (j < n) _mm256_maskstore_ps(dst + j, gemm_small_avx2__first_lanes(n - j), gemm_small_avx2__load_part(KB_GEMM_F16, src + j, n - j));
+  } else {
+    for (; j + 8 <= n; j += 8) _mm256_storeu_ps(dst + j, gemm_small_avx2__load8(KB_GEMM_BF16, src + j));
+    if (j < n) _mm256_maskstore_ps(dst + j, gemm_small_avx2__first_lanes(n - j), gemm_small_avx2__load_part(KB_GEMM_BF16, src + j, n - j));
+  }
+}
 
 /* kb_gemm_pack_bt_fn for B stored as bdt (bfloat16 or float16 [nc, kc]
  * rows): the rows widened while loaded, then transposed as pack_bt does. */
@@ -12723,6 +12808,18 @@ KB_TARGET_AVX512 void kb__gemm_small_dot_avx512(int bdt, int64_t m, int64_t n, i
 
 /* ---- packing 16-bit B for the blocked path ---- */
 
+/* kb_gemm_widen_fn: 16 values per load, the rest through load_part. */
+KB_TARGET_AVX512 void kb__gemm_widen_avx512(int bdt, int64_t n, const uint16_t *src, float *dst) {
+  int64_t j = 0;
+  if (bdt == KB_GEMM_F16) {
+    for (; j + 16 <= n; j += 16) _mm512_storeu_ps(dst + j, gemm_small_avx512__load16(KB_GEMM_F16, src + j));
+    if (j < n) _mm512_mask_storeu_ps(dst + j, gemm_small_avx512__first_lanes(n - j), gemm_small_avx512__load_part(KB_GEMM_F16, src + j, n - j));
+  } else {
+    for (; j + 16 <= n; j += 16) _mm512_storeu_ps(dst + j, gemm_small_avx512__load16(KB_GEMM_BF16, src + j));
+    if (j < n) _mm512_mask_storeu_ps(dst + j, gemm_small_avx512__first_lanes(n - j), gemm_small_avx512__load_part(KB_GEMM_BF16, src + j, n - j));
+  }
+}
+
 /* kb_gemm_pack_bt_fn for B stored as bdt (bfloat16 or float16 [nc, kc]
  * rows): the rows widened while loaded, then transposed as pack_bt does. */
 KB_TARGET_AVX512 void kb__gemm_pack_bt_half_avx512(int bdt, int64_t kc, int64_t nc, const uint16_t *b, int64_t ldb,
@@ -12881,6 +12978,10 @@ void kb__gemm_small_axpy_scalar(int bdt, int64_t m, int64_t n, int64_t k, const 
       for (int64_t p = 0; p < k; p++) acc = fmaf(a[i * lda + p], gemm_small_scalar__widen(bdt, b, p * ldb + j), acc);
       c[i * ldc + j] = acc;
     }
+}
+
+void kb__gemm_widen_scalar(int bdt, int64_t n, const uint16_t *src, float *dst) {
+  for (int64_t j = 0; j < n; j++) dst[j] = gemm_small_scalar__widen(bdt, src, j);
 }
 
 void kb__gemm_pack_bt_half_scalar(int bdt, int64_t kc, int64_t nc, const uint16_t *b, int64_t ldb, float *dst,

@@ -13,13 +13,14 @@
 
 #define MR 6
 #define NR 16
-/* Rows of A up to which the small-m dot beats the blocked path: against
- * float32 weights swapped, 4 (kb_linear_w [3584, 1024] on a Zen 4 at this
- * level: 5-16 rows took 2.6-6.2 ms through the dot, 1.9 swapped; 2-4
- * rows were even); against 16-bit weights the dot won at every row count
- * up to 16 (docs/performance.md). */
+/* Rows of A up to which the small-m dot beats the blocked path (swapped),
+ * kb_linear_w [3584, 1024] on a Zen 4 at this level: float32 weights 4
+ * (5-16 rows took 2.6-6.2 ms through the dot, 1.9 swapped; 2-4 rows were
+ * even); bf16 / f16 weights 8 (9-16 rows 2.0-3.9 ms through the dot,
+ * 1.6-1.7 swapped; 5-8 rows 1.4-1.75 through the dot, 1.6-1.75 swapped).
+ * docs/performance.md. */
 #define SMALL_DOT_ROWS_F32 4
-#define SMALL_DOT_ROWS_HALF KB_GEMM_SMALL_M
+#define SMALL_DOT_ROWS_HALF 8
 
 /* Row i of the tile, if the instance has it: acc_i0/acc_i1 += a(i, p) * b(p, 0..15). */
 #define ROW_FMA(i)                                 \
@@ -287,6 +288,7 @@ KB_TARGET_AVX2 static void transpose(int64_t rows, int64_t cols, const float *sr
 
 const struct kb_gemm_ops kb__gemm_ops_avx2 = {MR, NR, kernel, pack_bt, gemv_axpy, gemv_dot,
                                               kb__gemm_small_dot_avx2, kb__gemm_small_axpy_avx2, kb__gemm_pack_bt_half_avx2,
-                                              transpose, SMALL_DOT_ROWS_F32, SMALL_DOT_ROWS_HALF};
+                                              transpose, kb__gemm_widen_avx2, SMALL_DOT_ROWS_F32,
+                                                SMALL_DOT_ROWS_HALF};
 
 #endif /* KB_HAVE_X86_SIMD */

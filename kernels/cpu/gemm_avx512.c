@@ -16,11 +16,11 @@
 #define MR 12
 #define NR 32
 /* Rows of A up to which the small-m dot beats the blocked path (the
- * 12 x 32 tile, swapped for float32 weights): on an AVX-512 Zen 4,
- * kb_linear_w [3584, 1024] at 9-16 rows took 3.4-4.4 ms through the
- * small-m dot (16 rows of transposed tiles) against 1.9-2.2 swapped
- * (float32) and 3.0-3.4 against 2.1-2.5 packed (bf16); at 8 rows the two
- * were even (docs/performance.md). */
+ * 12 x 32 tile, swapped): on an AVX-512 Zen 4, kb_linear_w [3584, 1024] at
+ * 9-16 rows took 3.4-4.4 ms through the small-m dot (16 rows of transposed
+ * tiles) against 1.9-2.2 swapped for float32 weights, and 2.0-3.4 against
+ * 1.65 for bf16 / f16 ones; at 8 rows the two were even
+ * (docs/performance.md). */
 #define SMALL_DOT_ROWS_F32 8
 #define SMALL_DOT_ROWS_HALF 8
 /* How far ahead (floats) gemv_dot prefetches each row. */
@@ -298,6 +298,7 @@ KB_TARGET_AVX512 static void transpose(int64_t rows, int64_t cols, const float *
 
 const struct kb_gemm_ops kb__gemm_ops_avx512 = {MR, NR, kernel, pack_bt, gemv_axpy, gemv_dot,
                                                 kb__gemm_small_dot_avx512, kb__gemm_small_axpy_avx512, kb__gemm_pack_bt_half_avx512,
-                                                transpose, SMALL_DOT_ROWS_F32, SMALL_DOT_ROWS_HALF};
+                                                transpose, kb__gemm_widen_avx512, SMALL_DOT_ROWS_F32,
+                                                SMALL_DOT_ROWS_HALF};
 
 #endif /* KB_HAVE_X86_SIMD */

@@ -18,12 +18,14 @@
  * m == 1 and n == 1 use matrix-vector kernels that read the matrix once at
  * memory speed.  bf16 / f16 operands are widened while they are packed.
  *
- * A few rows against wide float32 weights stored [n, k] (a linear layer's
- * prefill or an expert's tokens) run swapped: C^T = op(B)^T op(A)^T, the
- * weights as the microkernel's A read in place and the few rows packed as
- * its B, each finished block of C^T transposed into C.  Packing (a
- * transposition) then touches the small operand, not the weights; the
- * products are the same (a * b == b * a in every fma), so are the bits. */
+ * A few rows against wide weights stored [n, k] (a linear layer's prefill
+ * or an expert's tokens) run swapped: C^T = op(B)^T op(A)^T, the weights as
+ * the microkernel's A and the few rows packed as its B, each finished block
+ * of C^T transposed into C.  Packing (a transposition) then touches the
+ * small operand, not the weights: float32 weights are read in place, and
+ * 16-bit ones are widened a tile's rows at a time into float32 rows (no
+ * transposition), while the next tile's rows are prefetched.  The products
+ * are the same (a * b == b * a in every fma), so are the bits. */
 #include "gemm_engine.h"
 
 #include <pthread.h>
@@ -156,6 +158,7 @@ struct gemm_job {
   int64_t ldc;
   float *scratch;
   const struct kb_linear_epilogue *lin;
+  int dt_a; /* storage type of the product's A: dt, or the weights' type when swapped */
 };
 
 /* Rows [*lo, *hi) of part `t` of `parts` over `count` elements in units of
@@ -177,11 +180,11 @@ static void pack_a(const struct gemm_job *g, int64_t i0, int64_t rows, int64_t p
     }
     int64_t base = g->trans_a ? p0 * g->lda + (i0 + i) : (i0 + i) * g->lda + p0;
     int64_t step = g->trans_a ? g->lda : 1;
-    if (g->dt == KB_GEMM_F32) {
+    if (g->dt_a == KB_GEMM_F32) {
       const float *src = (const float *)g->a + base;
       for (int64_t p = 0; p < kc; p++) dst[p * mr + i] = src[p * step];
     } else {
-      for (int64_t p = 0; p < kc; p++) dst[p * mr + i] = load_elem(g->a, g->dt, base + p * step);
+      for (int64_t p = 0; p < kc; p++) dst[p * mr + i] = load_elem(g->a, g->dt_a, base + p * step);
     }
   }
 }
@@ -246,7 +249,7 @@ static void gemm_rect(const struct gemm_job *g, float *scratch, int64_t i0, int6
     for (int64_t pc = 0; pc < g->k; pc += kc) {
       int64_t kcur = g->k - pc < kc ? g->k - pc : kc;
       int first = pc == 0, is_last = pc + kcur >= g->k;
-      if (!g->p->direct_a)
+      if (!g->p->direct_a && !g->p->widen_a)
         for (int64_t ir = 0; ir < mcur; ir += mr)
           pack_a(g, i0 + ic + ir, mcur - ir < mr ? mcur - ir : mr, pc, kcur, apack + (ir / mr) * mr * kcur);
       for (int64_t jc = 0; jc < cols; jc += nc) {
@@ -260,7 +263,25 @@ static void gemm_rect(const struct gemm_job *g, float *scratch, int64_t i0, int6
           const float *ap;
           int64_t a_rs = 1, a_cs = mr;
           int64_t gi = i0 + ic + ir;
-          if (!g->p->direct_a) {
+          if (g->p->widen_a) {
+            /* The tile's rows of 16-bit weights as float32 rows, kcur +
+             * 16 floats apart (so that they never share an L1 set). */
+            int64_t ld = kcur + 16;
+            for (int64_t i = 0; i < mrows; i++)
+              ops->widen(g->dt_a, kcur, (const uint16_t *)g->a + (gi + i) * g->lda + pc, apack + i * ld);
+            /* The next tile's rows start coming while this one computes:
+             * without this the widening waits on memory and the swapped
+             * product was slower than packing the weights (kb_linear_w
+             * [3584, 1024] bf16 at 32 rows on a Zen 4: 3.5-3.7 ms packed,
+             * 3.6-3.75 swapped without it, 2.7-2.9 with it). */
+            for (int64_t i = mrows; i < 2 * mr && gi + i < i1; i++) {
+              const char *row = (const char *)((const uint16_t *)g->a + (gi + i) * g->lda + pc);
+              for (int64_t off = 0; off < kcur * 2; off += 64) __builtin_prefetch(row + off, 0, 2);
+            }
+            ap = apack;
+            a_rs = ld;
+            a_cs = 1;
+          } else if (!g->p->direct_a) {
             ap = apack + (ir / mr) * mr * kcur;
           } else if (g->trans_a) {
             ap = (const float *)g->a + pc * g->lda + gi;
@@ -498,7 +519,8 @@ static void small_exec(const kb_context *ctx, const struct gemm_job *g, float *s
 /* ---- planning and running ---- */
 
 /* Whether the blocked path runs a product swapped (the header comment):
- * float32 weights stored [n, k], no C_old, and rows that fit one NC block
+ * weights stored [n, k] (float32, or 16-bit ones widened a tile's rows at a
+ * time), float32 C and no C_old, and rows that fit one NC block
  * of the swapped product, so that the weights are never packed, with each
  * task's share of the weights at least twice as many rows as A, so that
  * packing A costs less than packing those weights.  Measured on AVX-512
@@ -506,7 +528,8 @@ static void small_exec(const kb_context *ctx, const struct gemm_job *g, float *s
  * 224, 1.03-1.07x at 256-512 (the packed rows then crowd L2). */
 static bool swaps(const kb_context *threads_ctx, const struct kb_gemm_blocking *bl, int64_t nr, int dt, int dt_b,
                   bool trans_b, float beta, int64_t m, int64_t n) {
-  return dt == KB_GEMM_F32 && dt_b == KB_GEMM_F32 && trans_b && beta == 0.0f && m <= KB_GEMM_SWAP_ROWS &&
+  (void)dt_b;
+  return dt == KB_GEMM_F32 && trans_b && beta == 0.0f && m <= KB_GEMM_SWAP_ROWS &&
          round_up(m, nr) <= bl->nc && n / kb__threads(threads_ctx) >= 2 * m;
 }
 
@@ -621,12 +644,14 @@ kb_status kb__gemm_plan(kb_context *ctx, const char *fn, const kb_context *threa
   int64_t ncb = rect_cols < p->bl.nc ? rect_cols : p->bl.nc;
   /* A is read in place when it is float32 and each micro-panel serves a
    * single NC block: packing would cost more than it saves. */
-  p->direct_a = dt == KB_GEMM_F32 && rect_cols <= p->bl.nc;
+  int dt_a = p->swapped ? dt_b : dt, dt_bb = p->swapped ? dt : dt_b;
+  p->direct_a = dt_a == KB_GEMM_F32 && rect_cols <= p->bl.nc;
+  p->widen_a = p->swapped && dt_a != KB_GEMM_F32;
   /* B is read in place when it is float32 rows of op(B) and small enough
    * to stay in L2 between the micro-panels of A that reuse it. */
-  p->direct_b = dt_b == KB_GEMM_F32 && !trans_b && k * n <= KB_GEMM_DIRECT_B;
+  p->direct_b = dt_bb == KB_GEMM_F32 && !trans_b && k * n <= KB_GEMM_DIRECT_B;
   /* Each part starts on a 64-byte boundary: the microkernel's aligned loads. */
-  p->a_pack = p->direct_a ? 0 : round_up(mcb * kc, 16);
+  p->a_pack = p->widen_a ? round_up(mr * (kc + 16), 16) : p->direct_a ? 0 : round_up(mcb * kc, 16);
   p->b_pack = round_up(kc * round_up(ncb, nr), 16);
   bool need_cbuf = dt != KB_GEMM_F32 || (k > p->bl.kc && beta != 0.0f);
   p->c_buf = need_cbuf ? rect_rows * rect_cols : 0;
@@ -643,8 +668,12 @@ bool kb__gemm_plan_is_small(const struct kb_gemm_plan *plan) { return plan->kind
 void kb__gemm_exec(const kb_context *threads_ctx, const struct kb_gemm_plan *p, const void *a, int64_t lda,
                    const void *b, int64_t ldb, void *c, int64_t ldc, float *scratch) {
   struct gemm_job g = {p, p->ops, p->dt, p->dt_b, p->trans_a, p->trans_b, p->m, p->n, p->k, p->alpha, p->beta,
-                       a, b,      lda,   ldb,     c,          ldc,        scratch, p->lin};
+                       a, b,      lda,   ldb,     c,          ldc,        scratch, p->lin, p->dt};
   if (p->swapped) {
+    /* The weights (stored as dt_b) are the product's A, the float32 rows
+     * its B. */
+    g.dt_a = p->dt_b;
+    g.dt_b = p->dt;
     /* op(B)^T, the weights, is the product's A; op(A)^T its B. */
     g.a = b;
     g.lda = ldb;

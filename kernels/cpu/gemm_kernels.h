@@ -88,6 +88,11 @@ typedef void (*kb_gemm_small_fn)(int bdt, int64_t m, int64_t n, int64_t k, const
 typedef void (*kb_gemm_pack_bt_half_fn)(int bdt, int64_t kc, int64_t nc, const uint16_t *b, int64_t ldb, float *dst,
                                         int64_t nr);
 
+/* dst[j] = src[j] widened exactly to float32 for j < n, src stored as bdt
+ * (KB_GEMM_BF16 or KB_GEMM_F16): a row of 16-bit weights made the float32
+ * row the microkernel reads (a swapped product's A). */
+typedef void (*kb_gemm_widen_fn)(int bdt, int64_t n, const uint16_t *src, float *dst);
+
 /* dst[j * ldd + i] = src[i * lds + j] for i < rows, j < cols: a copy (no
  * arithmetic), so every level gives the same bits.  Elements of dst outside
  * the rows x cols block are not written. */
@@ -104,6 +109,7 @@ struct kb_gemm_ops {
   kb_gemm_small_fn small_axpy;
   kb_gemm_pack_bt_half_fn pack_bt_half;
   kb_gemm_transpose_fn transpose;
+  kb_gemm_widen_fn widen;
   /* Most rows of A that take small_dot (B stored [n, k], a linear layer's
    * weights) instead of the blocked path: against float32 B when the
    * blocked path would run swapped (gemm_engine.c), and against 16-bit B.
@@ -119,6 +125,9 @@ void kb__gemm_pack_bt_half_avx2(int bdt, int64_t kc, int64_t nc, const uint16_t 
                                 int64_t nr);
 void kb__gemm_pack_bt_half_avx512(int bdt, int64_t kc, int64_t nc, const uint16_t *b, int64_t ldb, float *dst,
                                   int64_t nr);
+void kb__gemm_widen_scalar(int bdt, int64_t n, const uint16_t *src, float *dst);
+void kb__gemm_widen_avx2(int bdt, int64_t n, const uint16_t *src, float *dst);
+void kb__gemm_widen_avx512(int bdt, int64_t n, const uint16_t *src, float *dst);
 void kb__gemm_small_dot_scalar(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const void *b,
                                int64_t ldb, float *c, int64_t ldc);
 void kb__gemm_small_axpy_scalar(int bdt, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const void *b,

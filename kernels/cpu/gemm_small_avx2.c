@@ -135,6 +135,18 @@ KB_TARGET_AVX2 void kb__gemm_small_dot_avx2(int bdt, int64_t m, int64_t n, int64
 
 /* ---- packing 16-bit B for the blocked path ---- */
 
+/* kb_gemm_widen_fn: 8 values per load, the rest through load_part. */
+KB_TARGET_AVX2 void kb__gemm_widen_avx2(int bdt, int64_t n, const uint16_t *src, float *dst) {
+  int64_t j = 0;
+  if (bdt == KB_GEMM_F16) {
+    for (; j + 8 <= n; j += 8) _mm256_storeu_ps(dst + j, load8(KB_GEMM_F16, src + j));
+    if (j < n) _mm256_maskstore_ps(dst + j, first_lanes(n - j), load_part(KB_GEMM_F16, src + j, n - j));
+  } else {
+    for (; j + 8 <= n; j += 8) _mm256_storeu_ps(dst + j, load8(KB_GEMM_BF16, src + j));
+    if (j < n) _mm256_maskstore_ps(dst + j, first_lanes(n - j), load_part(KB_GEMM_BF16, src + j, n - j));
+  }
+}
+
 /* kb_gemm_pack_bt_fn for B stored as bdt (bfloat16 or float16 [nc, kc]
  * rows): the rows widened while loaded, then transposed as pack_bt does. */
 KB_TARGET_AVX2 void kb__gemm_pack_bt_half_avx2(int bdt, int64_t kc, int64_t nc, const uint16_t *b, int64_t ldb,
