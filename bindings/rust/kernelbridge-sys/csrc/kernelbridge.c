@@ -11957,7 +11957,14 @@ static void gemm_engine__small_exec(const kb_context *ctx, const struct gemm_eng
  * 224, 1.03-1.07x at 256-512 (the packed rows then crowd L2). */
 static bool gemm_engine__swaps(const kb_context *threads_ctx, const struct kb_gemm_blocking *bl, int64_t nr, int dt, int dt_b,
                   bool trans_b, float beta, int64_t m, int64_t n) {
-  (void)dt_b;
+  /* 16-bit weights: past 16 rows only when the last vector of 16 columns
+   * of the swapped tile is nearly full.  Widening costs what packing the
+   * weights transposed does, so the swapped product wins only where its
+   * padding is small: on an AVX-512 Zen 4, kb_linear_w bf16 [1280, 1280]
+   * and [1280, 3584] took 1.2-1.9x packing's time at 17-28 and 33-44 rows,
+   * about the same at 32, 48 ... 128; with rows of 1024 or 2048 columns
+   * swapped was 10-15% faster at 32, 48 and 64 rows (docs/performance.md). */
+  if (dt_b != KB_GEMM_F32 && m > 16 && m % 16 != 0 && m % 16 < 13) return false;
   return dt == KB_GEMM_F32 && trans_b && beta == 0.0f && m <= KB_GEMM_SWAP_ROWS &&
          gemm_engine__round_up(m, nr) <= bl->nc && n / kb__threads(threads_ctx) >= 2 * m;
 }
