@@ -1123,8 +1123,8 @@ struct kb_gemm_ops {
   kb_gemm_transpose_fn transpose;
   kb_gemm_widen_fn widen;
   /* Most rows of A that take small_dot (B stored [n, k], a linear layer's
-   * weights) instead of the blocked path: against float32 B when the
-   * blocked path would run swapped (gemm_engine.c), and against 16-bit B.
+   * weights) instead of the blocked path when that would run the product
+   * swapped (gemm_engine.c): against float32 B, and against 16-bit B.
    * At most KB_GEMM_SMALL_M; more rows, or other shapes, take the blocked
    * path.  Only speed depends on it: every path computes the same chains. */
   int small_dot_rows_f32, small_dot_rows_half;
@@ -1982,8 +1982,8 @@ struct kb_gemm_ops {
   kb_gemm_transpose_fn transpose;
   kb_gemm_widen_fn widen;
   /* Most rows of A that take small_dot (B stored [n, k], a linear layer's
-   * weights) instead of the blocked path: against float32 B when the
-   * blocked path would run swapped (gemm_engine.c), and against 16-bit B.
+   * weights) instead of the blocked path when that would run the product
+   * swapped (gemm_engine.c): against float32 B, and against 16-bit B.
    * At most KB_GEMM_SMALL_M; more rows, or other shapes, take the blocked
    * path.  Only speed depends on it: every path computes the same chains. */
   int small_dot_rows_f32, small_dot_rows_half;
@@ -3380,8 +3380,8 @@ struct kb_gemm_ops {
   kb_gemm_transpose_fn transpose;
   kb_gemm_widen_fn widen;
   /* Most rows of A that take small_dot (B stored [n, k], a linear layer's
-   * weights) instead of the blocked path: against float32 B when the
-   * blocked path would run swapped (gemm_engine.c), and against 16-bit B.
+   * weights) instead of the blocked path when that would run the product
+   * swapped (gemm_engine.c): against float32 B, and against 16-bit B.
    * At most KB_GEMM_SMALL_M; more rows, or other shapes, take the blocked
    * path.  Only speed depends on it: every path computes the same chains. */
   int small_dot_rows_f32, small_dot_rows_half;
@@ -4095,8 +4095,8 @@ struct kb_gemm_ops {
   kb_gemm_transpose_fn transpose;
   kb_gemm_widen_fn widen;
   /* Most rows of A that take small_dot (B stored [n, k], a linear layer's
-   * weights) instead of the blocked path: against float32 B when the
-   * blocked path would run swapped (gemm_engine.c), and against 16-bit B.
+   * weights) instead of the blocked path when that would run the product
+   * swapped (gemm_engine.c): against float32 B, and against 16-bit B.
    * At most KB_GEMM_SMALL_M; more rows, or other shapes, take the blocked
    * path.  Only speed depends on it: every path computes the same chains. */
   int small_dot_rows_f32, small_dot_rows_half;
@@ -11636,10 +11636,10 @@ static void gemm_engine__pack_b(const struct gemm_engine__gemm_job *g, int64_t p
 /* Prefetches columns [p0, p0 + kc) of rows [r0, r1) of A (elements of
  * elem bytes, rows lda apart, not transposed): the next tile's rows of A
  * read in place or widened, so that they come from memory while this tile
- * computes.  Only data moves.  (Inlined: out of line, GCC 12 judged the
- * function free of side effects and dropped its calls.)  kb_linear_w [3584, 1024] float32 on a Zen 4
+ * computes.  Only data moves.  kb_linear_w [3584, 1024] float32 on a Zen 4
  * (the weights from memory, swapped): 9-48 rows 5-9% faster, 128-192 rows
- * unchanged. */
+ * unchanged.  Always inlined: out of line, GCC 12 judged the function free
+ * of side effects and dropped its calls. */
 __attribute__((always_inline)) static inline void gemm_engine__prefetch_next_rows(const struct gemm_engine__gemm_job *g, int64_t elem,
                                                                    int64_t r0, int64_t r1, int64_t p0, int64_t kc) {
   for (int64_t r = r0; r < r1; r++) {
@@ -11990,13 +11990,12 @@ kb_status kb__gemm_plan(kb_context *ctx, const char *fn, const kb_context *threa
   }
   const struct kb_gemm_ops *ops = p->ops;
   p->bl = gemm_engine__blocking_for(ops->mr, ops->nr);
-  /* Against weights stored [n, k] the level says up to how many rows the
-   * small-m dot beats the blocked path (gemm_kernels.h). */
+  /* Against weights stored [n, k] that the blocked path would run swapped
+   * the level says up to how many rows the small-m dot beats it
+   * (gemm_kernels.h). */
   int64_t small_max = KB_GEMM_SMALL_M;
-  if (trans_b && dt_b != KB_GEMM_F32)
-    small_max = ops->small_dot_rows_half;
-  else if (trans_b && gemm_engine__swaps(threads_ctx, &p->bl, ops->nr, dt, dt_b, trans_b, beta, m, n))
-    small_max = ops->small_dot_rows_f32;
+  if (trans_b && gemm_engine__swaps(threads_ctx, &p->bl, ops->nr, dt, dt_b, trans_b, beta, m, n))
+    small_max = dt_b == KB_GEMM_F32 ? ops->small_dot_rows_f32 : ops->small_dot_rows_half;
   /* float32 with one row of A stays on the matrix-vector kernels below:
    * the same chain per output as the small-m kernels (so the same bits),
    * but they read [k, n] rows whole and one 16-row block of [n, k] at a

@@ -111,8 +111,8 @@ struct kb_gemm_ops {
   kb_gemm_transpose_fn transpose;
   kb_gemm_widen_fn widen;
   /* Most rows of A that take small_dot (B stored [n, k], a linear layer's
-   * weights) instead of the blocked path: against float32 B when the
-   * blocked path would run swapped (gemm_engine.c), and against 16-bit B.
+   * weights) instead of the blocked path when that would run the product
+   * swapped (gemm_engine.c): against float32 B, and against 16-bit B.
    * At most KB_GEMM_SMALL_M; more rows, or other shapes, take the blocked
    * path.  Only speed depends on it: every path computes the same chains. */
   int small_dot_rows_f32, small_dot_rows_half;
