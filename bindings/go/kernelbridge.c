@@ -11463,6 +11463,9 @@ const struct kb_gemm_ops kb__gemm_ops_avx512 = {MR, NR, gemm_avx512__kernel, gem
  * microseconds, about what handing a task to a worker costs, so a smaller
  * share is not worth a thread. */
 #define KB_SMALL_MIN_BYTES ((int64_t)64 * 1024)
+/* Floats between the widened rows of a swapped product's 16-bit weights
+ * beyond the row itself: 64 bytes, so that the rows never share an L1 set. */
+#define KB_GEMM_WIDEN_PAD 16
 /* Most rows of A run swapped (C^T = op(B)^T op(A)^T; kb__gemm_plan). */
 #define KB_GEMM_SWAP_ROWS 192
 /* Outputs per kernel call of the small-m path: the m x S tile of sums waits
@@ -11694,10 +11697,12 @@ static void gemm_engine__gemm_rect(const struct gemm_engine__gemm_job *g, float 
           const float *ap;
           int64_t a_rs = 1, a_cs = mr;
           int64_t gi = i0 + ic + ir;
+          /* The next tile's rows, which an A read in place or widened
+           * prefetches. */
+          int64_t next_end = gi + 2 * mr < i1 ? gi + 2 * mr : i1;
           if (g->p->widen_a) {
-            /* The tile's rows of 16-bit weights as float32 rows, kcur +
-             * 16 floats apart (so that they never share an L1 set). */
-            int64_t ld = kcur + 16;
+            /* The tile's rows of 16-bit weights as padded float32 rows. */
+            int64_t ld = kcur + KB_GEMM_WIDEN_PAD;
             for (int64_t i = 0; i < mrows; i++)
               ops->widen(g->dt_a, kcur, (const uint16_t *)g->a + (gi + i) * g->lda + pc, apack + i * ld);
             /* Without the prefetch the widening waits on memory, and the
@@ -11705,7 +11710,7 @@ static void gemm_engine__gemm_rect(const struct gemm_engine__gemm_job *g, float 
              * (kb_linear_w [3584, 1024] bf16 at 32 rows on a Zen 4:
              * 3.5-3.7 ms packed, 3.6-3.75 swapped without it, 2.7-2.9
              * with it). */
-            gemm_engine__prefetch_next_rows(g, 2, gi + mrows, gi + mr + mr < i1 ? gi + mr + mr : i1, pc, kcur);
+            gemm_engine__prefetch_next_rows(g, 2, gi + mrows, next_end, pc, kcur);
             ap = apack;
             a_rs = ld;
             a_cs = 1;
@@ -11719,7 +11724,7 @@ static void gemm_engine__gemm_rect(const struct gemm_engine__gemm_job *g, float 
             ap = (const float *)g->a + gi * g->lda + pc;
             a_rs = g->lda;
             a_cs = 1;
-            gemm_engine__prefetch_next_rows(g, 4, gi + mrows, gi + mr + mr < i1 ? gi + mr + mr : i1, pc, kcur);
+            gemm_engine__prefetch_next_rows(g, 4, gi + mrows, next_end, pc, kcur);
           }
           for (int64_t jr = 0; jr < ncur; jr += nr) {
             int64_t ncols = ncur - jr < nr ? ncur - jr : nr;
@@ -12086,7 +12091,7 @@ kb_status kb__gemm_plan(kb_context *ctx, const char *fn, const kb_context *threa
    * to stay in L2 between the micro-panels of A that reuse it. */
   p->direct_b = dt_bb == KB_GEMM_F32 && !trans_b && k * n <= KB_GEMM_DIRECT_B;
   /* Each part starts on a 64-byte boundary: the microkernel's aligned loads. */
-  p->a_pack = p->widen_a ? gemm_engine__round_up(mr * (kc + 16), 16) : p->direct_a ? 0 : gemm_engine__round_up(mcb * kc, 16);
+  p->a_pack = p->widen_a ? gemm_engine__round_up(mr * (kc + KB_GEMM_WIDEN_PAD), 16) : p->direct_a ? 0 : gemm_engine__round_up(mcb * kc, 16);
   p->b_pack = gemm_engine__round_up(kc * gemm_engine__round_up(ncb, nr), 16);
   bool need_cbuf = dt != KB_GEMM_F32 || (k > p->bl.kc && beta != 0.0f);
   p->c_buf = need_cbuf ? rect_rows * rect_cols : 0;
@@ -12158,6 +12163,7 @@ kb_status kb__gemm_run(kb_context *ctx, const char *fn, int dt, int dt_b, bool t
 #undef KB_GEMM_DIRECT_B
 #undef KB_GEMM_MIN_WORK
 #undef KB_GEMM_SWAP_ROWS
+#undef KB_GEMM_WIDEN_PAD
 #undef KB_GEMV_MIN_WORK
 #undef KB_SMALL_MIN_BYTES
 #undef KB_SMALL_TILE
@@ -12292,6 +12298,7 @@ const struct kb_gemm_ops kb__gemm_ops_scalar = {MR, NR, gemm_scalar__kernel, gem
 #define tile gemm_small_avx2__tile
 #define dot_blocks gemm_small_avx2__dot_blocks
 #define dot_m gemm_small_avx2__dot_m
+#define widen_row gemm_small_avx2__widen_row
 #define axpy_chunk gemm_small_avx2__axpy_chunk
 #define axpy_m gemm_small_avx2__axpy_m
 /* ---- kernels/cpu/gemm_small_avx2.c ---- */
@@ -12428,16 +12435,20 @@ KB_TARGET_AVX2 void kb__gemm_small_dot_avx2(int bdt, int64_t m, int64_t n, int64
 
 /* ---- packing 16-bit B for the blocked path ---- */
 
-/* kb_gemm_widen_fn: 8 values per load, the rest through load_part. */
-KB_TARGET_AVX2 void kb__gemm_widen_avx2(int bdt, int64_t n, const uint16_t *src, float *dst) {
+/* A row of BDT values widened: 8 per load, the rest through load_part. */
+KB_TARGET_AVX2 __attribute__((always_inline)) static inline void gemm_small_avx2__widen_row(const int BDT, int64_t n, const uint16_t *src,
+                                                                         float *dst) {
   int64_t j = 0;
-  if (bdt == KB_GEMM_F16) {
-    for (; j + 8 <= n; j += 8) _mm256_storeu_ps(dst + j, gemm_small_avx2__load8(KB_GEMM_F16, src + j));
-    if (j < n) _mm256_maskstore_ps(dst + j, gemm_small_avx2__first_lanes(n - j), gemm_small_avx2__load_part(KB_GEMM_F16, src + j, n - j));
-  } else {
-    for (; j + 8 <= n; j += 8) _mm256_storeu_ps(dst + j, gemm_small_avx2__load8(KB_GEMM_BF16, src + j));
-    if (j < n) _mm256_maskstore_ps(dst + j, gemm_small_avx2__first_lanes(n - j), gemm_small_avx2__load_part(KB_GEMM_BF16, src + j, n - j));
-  }
+  for (; j + 8 <= n; j += 8) _mm256_storeu_ps(dst + j, gemm_small_avx2__load8(BDT, src + j));
+  if (j < n) _mm256_maskstore_ps(dst + j, gemm_small_avx2__first_lanes(n - j), gemm_small_avx2__load_part(BDT, src + j, n - j));
+}
+
+/* kb_gemm_widen_fn. */
+KB_TARGET_AVX2 void kb__gemm_widen_avx2(int bdt, int64_t n, const uint16_t *src, float *dst) {
+  if (bdt == KB_GEMM_F16)
+    gemm_small_avx2__widen_row(KB_GEMM_F16, n, src, dst);
+  else
+    gemm_small_avx2__widen_row(KB_GEMM_BF16, n, src, dst);
 }
 
 /* kb_gemm_pack_bt_fn for B stored as bdt (bfloat16 or float16 [nc, kc]
@@ -12547,6 +12558,7 @@ KB_TARGET_AVX2 void kb__gemm_small_axpy_avx2(int bdt, int64_t m, int64_t n, int6
 #undef load8
 #undef load_part
 #undef tile
+#undef widen_row
 
 /* ==== kernels/cpu/gemm_small_avx512.c ==== */
 #define first_lanes gemm_small_avx512__first_lanes
@@ -12557,6 +12569,7 @@ KB_TARGET_AVX2 void kb__gemm_small_axpy_avx2(int bdt, int64_t m, int64_t n, int6
 #define tile_pairs gemm_small_avx512__tile_pairs
 #define dot_blocks gemm_small_avx512__dot_blocks
 #define dot_m gemm_small_avx512__dot_m
+#define widen_row gemm_small_avx512__widen_row
 #define axpy_chunk gemm_small_avx512__axpy_chunk
 #define axpy_m gemm_small_avx512__axpy_m
 /* ---- kernels/cpu/gemm_small_avx512.c ---- */
@@ -12829,16 +12842,20 @@ KB_TARGET_AVX512 void kb__gemm_small_dot_avx512(int bdt, int64_t m, int64_t n, i
 
 /* ---- packing 16-bit B for the blocked path ---- */
 
-/* kb_gemm_widen_fn: 16 values per load, the rest through load_part. */
-KB_TARGET_AVX512 void kb__gemm_widen_avx512(int bdt, int64_t n, const uint16_t *src, float *dst) {
+/* A row of BDT values widened: 16 per load, the rest through load_part. */
+KB_TARGET_AVX512 __attribute__((always_inline)) static inline void gemm_small_avx512__widen_row(const int BDT, int64_t n,
+                                                                           const uint16_t *src, float *dst) {
   int64_t j = 0;
-  if (bdt == KB_GEMM_F16) {
-    for (; j + 16 <= n; j += 16) _mm512_storeu_ps(dst + j, gemm_small_avx512__load16(KB_GEMM_F16, src + j));
-    if (j < n) _mm512_mask_storeu_ps(dst + j, gemm_small_avx512__first_lanes(n - j), gemm_small_avx512__load_part(KB_GEMM_F16, src + j, n - j));
-  } else {
-    for (; j + 16 <= n; j += 16) _mm512_storeu_ps(dst + j, gemm_small_avx512__load16(KB_GEMM_BF16, src + j));
-    if (j < n) _mm512_mask_storeu_ps(dst + j, gemm_small_avx512__first_lanes(n - j), gemm_small_avx512__load_part(KB_GEMM_BF16, src + j, n - j));
-  }
+  for (; j + 16 <= n; j += 16) _mm512_storeu_ps(dst + j, gemm_small_avx512__load16(BDT, src + j));
+  if (j < n) _mm512_mask_storeu_ps(dst + j, gemm_small_avx512__first_lanes(n - j), gemm_small_avx512__load_part(BDT, src + j, n - j));
+}
+
+/* kb_gemm_widen_fn. */
+KB_TARGET_AVX512 void kb__gemm_widen_avx512(int bdt, int64_t n, const uint16_t *src, float *dst) {
+  if (bdt == KB_GEMM_F16)
+    gemm_small_avx512__widen_row(KB_GEMM_F16, n, src, dst);
+  else
+    gemm_small_avx512__widen_row(KB_GEMM_BF16, n, src, dst);
 }
 
 /* kb_gemm_pack_bt_fn for B stored as bdt (bfloat16 or float16 [nc, kc]
@@ -12957,6 +12974,7 @@ KB_TARGET_AVX512 void kb__gemm_small_axpy_avx512(int bdt, int64_t m, int64_t n, 
 #undef tile
 #undef tile_f32_full
 #undef tile_pairs
+#undef widen_row
 
 /* ==== kernels/cpu/gemm_small_scalar.c ==== */
 #define widen gemm_small_scalar__widen
@@ -13002,7 +13020,7 @@ void kb__gemm_small_axpy_scalar(int bdt, int64_t m, int64_t n, int64_t k, const 
 }
 
 void kb__gemm_widen_scalar(int bdt, int64_t n, const uint16_t *src, float *dst) {
-  for (int64_t j = 0; j < n; j++) dst[j] = gemm_small_scalar__widen(bdt, src, j);
+  kb_half_widen(bdt == KB_GEMM_F16, src, dst, n);
 }
 
 void kb__gemm_pack_bt_half_scalar(int bdt, int64_t kc, int64_t nc, const uint16_t *b, int64_t ldb, float *dst,

@@ -47,6 +47,9 @@
  * microseconds, about what handing a task to a worker costs, so a smaller
  * share is not worth a thread. */
 #define KB_SMALL_MIN_BYTES ((int64_t)64 * 1024)
+/* Floats between the widened rows of a swapped product's 16-bit weights
+ * beyond the row itself: 64 bytes, so that the rows never share an L1 set. */
+#define KB_GEMM_WIDEN_PAD 16
 /* Most rows of A run swapped (C^T = op(B)^T op(A)^T; kb__gemm_plan). */
 #define KB_GEMM_SWAP_ROWS 192
 /* Outputs per kernel call of the small-m path: the m x S tile of sums waits
@@ -278,10 +281,12 @@ static void gemm_rect(const struct gemm_job *g, float *scratch, int64_t i0, int6
           const float *ap;
           int64_t a_rs = 1, a_cs = mr;
           int64_t gi = i0 + ic + ir;
+          /* The next tile's rows, which an A read in place or widened
+           * prefetches. */
+          int64_t next_end = gi + 2 * mr < i1 ? gi + 2 * mr : i1;
           if (g->p->widen_a) {
-            /* The tile's rows of 16-bit weights as float32 rows, kcur +
-             * 16 floats apart (so that they never share an L1 set). */
-            int64_t ld = kcur + 16;
+            /* The tile's rows of 16-bit weights as padded float32 rows. */
+            int64_t ld = kcur + KB_GEMM_WIDEN_PAD;
             for (int64_t i = 0; i < mrows; i++)
               ops->widen(g->dt_a, kcur, (const uint16_t *)g->a + (gi + i) * g->lda + pc, apack + i * ld);
             /* Without the prefetch the widening waits on memory, and the
@@ -289,7 +294,7 @@ static void gemm_rect(const struct gemm_job *g, float *scratch, int64_t i0, int6
              * (kb_linear_w [3584, 1024] bf16 at 32 rows on a Zen 4:
              * 3.5-3.7 ms packed, 3.6-3.75 swapped without it, 2.7-2.9
              * with it). */
-            prefetch_next_rows(g, 2, gi + mrows, gi + mr + mr < i1 ? gi + mr + mr : i1, pc, kcur);
+            prefetch_next_rows(g, 2, gi + mrows, next_end, pc, kcur);
             ap = apack;
             a_rs = ld;
             a_cs = 1;
@@ -303,7 +308,7 @@ static void gemm_rect(const struct gemm_job *g, float *scratch, int64_t i0, int6
             ap = (const float *)g->a + gi * g->lda + pc;
             a_rs = g->lda;
             a_cs = 1;
-            prefetch_next_rows(g, 4, gi + mrows, gi + mr + mr < i1 ? gi + mr + mr : i1, pc, kcur);
+            prefetch_next_rows(g, 4, gi + mrows, next_end, pc, kcur);
           }
           for (int64_t jr = 0; jr < ncur; jr += nr) {
             int64_t ncols = ncur - jr < nr ? ncur - jr : nr;
@@ -670,7 +675,7 @@ kb_status kb__gemm_plan(kb_context *ctx, const char *fn, const kb_context *threa
    * to stay in L2 between the micro-panels of A that reuse it. */
   p->direct_b = dt_bb == KB_GEMM_F32 && !trans_b && k * n <= KB_GEMM_DIRECT_B;
   /* Each part starts on a 64-byte boundary: the microkernel's aligned loads. */
-  p->a_pack = p->widen_a ? round_up(mr * (kc + 16), 16) : p->direct_a ? 0 : round_up(mcb * kc, 16);
+  p->a_pack = p->widen_a ? round_up(mr * (kc + KB_GEMM_WIDEN_PAD), 16) : p->direct_a ? 0 : round_up(mcb * kc, 16);
   p->b_pack = round_up(kc * round_up(ncb, nr), 16);
   bool need_cbuf = dt != KB_GEMM_F32 || (k > p->bl.kc && beta != 0.0f);
   p->c_buf = need_cbuf ? rect_rows * rect_cols : 0;

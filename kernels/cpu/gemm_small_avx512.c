@@ -271,16 +271,20 @@ KB_TARGET_AVX512 void kb__gemm_small_dot_avx512(int bdt, int64_t m, int64_t n, i
 
 /* ---- packing 16-bit B for the blocked path ---- */
 
-/* kb_gemm_widen_fn: 16 values per load, the rest through load_part. */
-KB_TARGET_AVX512 void kb__gemm_widen_avx512(int bdt, int64_t n, const uint16_t *src, float *dst) {
+/* A row of BDT values widened: 16 per load, the rest through load_part. */
+KB_TARGET_AVX512 __attribute__((always_inline)) static inline void widen_row(const int BDT, int64_t n,
+                                                                           const uint16_t *src, float *dst) {
   int64_t j = 0;
-  if (bdt == KB_GEMM_F16) {
-    for (; j + 16 <= n; j += 16) _mm512_storeu_ps(dst + j, load16(KB_GEMM_F16, src + j));
-    if (j < n) _mm512_mask_storeu_ps(dst + j, first_lanes(n - j), load_part(KB_GEMM_F16, src + j, n - j));
-  } else {
-    for (; j + 16 <= n; j += 16) _mm512_storeu_ps(dst + j, load16(KB_GEMM_BF16, src + j));
-    if (j < n) _mm512_mask_storeu_ps(dst + j, first_lanes(n - j), load_part(KB_GEMM_BF16, src + j, n - j));
-  }
+  for (; j + 16 <= n; j += 16) _mm512_storeu_ps(dst + j, load16(BDT, src + j));
+  if (j < n) _mm512_mask_storeu_ps(dst + j, first_lanes(n - j), load_part(BDT, src + j, n - j));
+}
+
+/* kb_gemm_widen_fn. */
+KB_TARGET_AVX512 void kb__gemm_widen_avx512(int bdt, int64_t n, const uint16_t *src, float *dst) {
+  if (bdt == KB_GEMM_F16)
+    widen_row(KB_GEMM_F16, n, src, dst);
+  else
+    widen_row(KB_GEMM_BF16, n, src, dst);
 }
 
 /* kb_gemm_pack_bt_fn for B stored as bdt (bfloat16 or float16 [nc, kc]

@@ -41,7 +41,7 @@ void kb__gemm_small_axpy_scalar(int bdt, int64_t m, int64_t n, int64_t k, const 
 }
 
 void kb__gemm_widen_scalar(int bdt, int64_t n, const uint16_t *src, float *dst) {
-  for (int64_t j = 0; j < n; j++) dst[j] = widen(bdt, src, j);
+  kb_half_widen(bdt == KB_GEMM_F16, src, dst, n);
 }
 
 void kb__gemm_pack_bt_half_scalar(int bdt, int64_t kc, int64_t nc, const uint16_t *b, int64_t ldb, float *dst,
