@@ -4,6 +4,7 @@
  * over the K and V bytes it reads, measured in the same run.
  *
  *   attention_decode_bench [--threads N] [--reps N] [--shapes H/KVH/KEYS/D,...] [--dtype f32|bf16|f16]
+ *                          [--layers N|auto]
  *
  * One row per shape: batch 1, H query heads, KVH key/value heads, KEYS
  * cached keys of head_dim D in the cache layout [1, KVH, capacity, D] with
@@ -15,7 +16,15 @@
  * V are then half the bytes).  attention_sdpa_decode.py times
  * PyTorch's scaled_dot_product_attention on the same shapes (compare in
  * separate processes: each side's threads must not steal the other's cores).
- */
+ *
+ * --layers N keeps N caches of each shape, as a model keeps one per layer,
+ * and call r reads cache r mod N; the copy it is compared with likewise
+ * copies cache r mod N (K and V, one block per cache) into a buffer of its
+ * own.  With N caches larger than the last-level cache together, every
+ * call reads K and V from memory, as a decode step of a model does (each
+ * layer's cache was last read a whole step earlier); with one cache (the
+ * default) a cache that fits the L3 is read from there, and so is the copy.
+ * auto: as many caches as make 256 MB at least. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +45,9 @@ static uint16_t to16(int dtype, float x) {
   return (uint16_t)h;
 }
 
+enum { kMaxLayers = 4096 };
+static const double kAutoBytes = 256e6; /* --layers auto: caches of this many bytes at least */
+
 static const char *kDefaultShapes = "32/32/1024/128,32/8/4096/128,8/1/8192/128,1/1/1024/128,1/1/8192/128,8/8/8192/128";
 
 int main(int argc, char **argv) {
@@ -43,6 +55,7 @@ int main(int argc, char **argv) {
   int reps = 50;
   const char *shapes = kDefaultShapes;
   int dtype = 0; /* 0 float32, 1 bfloat16, 2 float16 */
+  long long layers_arg = 1; /* 0: auto */
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
       threads = atoll(argv[++i]);
@@ -57,8 +70,17 @@ int main(int argc, char **argv) {
         fprintf(stderr, "--dtype must be f32, bf16 or f16\n");
         return 2;
       }
+    } else if (strcmp(argv[i], "--layers") == 0 && i + 1 < argc) {
+      i++;
+      layers_arg = strcmp(argv[i], "auto") == 0 ? 0 : atoll(argv[i]);
+      if (layers_arg < 0 || layers_arg > kMaxLayers || (layers_arg == 0 && strcmp(argv[i], "auto") != 0)) {
+        fprintf(stderr, "--layers must be auto or 1 to %d\n", kMaxLayers);
+        return 2;
+      }
     } else {
-      fprintf(stderr, "usage: %s [--threads N] [--reps N] [--shapes H/KVH/KEYS/D,...] [--dtype f32|bf16|f16]\n",
+      fprintf(stderr,
+              "usage: %s [--threads N] [--reps N] [--shapes H/KVH/KEYS/D,...] [--dtype f32|bf16|f16] "
+              "[--layers N|auto]\n",
               argv[0]);
       return 2;
     }
@@ -72,8 +94,8 @@ int main(int argc, char **argv) {
   static const char *const names[3] = {"float32", "bfloat16", "float16"};
   printf("kernelbridge %s, ISA %s, %lld threads, %s\n", kb_version_string(), kb_cpu_isa(), (long long)threads,
          names[dtype]);
-  printf("| heads | kv_heads | keys | head_dim | median us | best us | K+V MB | GB/s | copy GB/s | of copy |\n");
-  printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+  printf("| heads | kv_heads | keys | head_dim | layers | median us | best us | K+V MB | GB/s | copy GB/s | of copy |\n");
+  printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
   char *list = strdup(shapes);
   for (char *tok = strtok(list, ","); tok != NULL; tok = strtok(NULL, ",")) {
     long long h, kvh, keys, d;
@@ -82,10 +104,16 @@ int main(int argc, char **argv) {
       return 2;
     }
     size_t kv_floats = (size_t)(kvh * keys * d);
+    size_t es = dtype == 0 ? sizeof(float) : sizeof(uint16_t);
+    /* One layer's K and V, one block: K at 0, V at kv_bytes. */
+    size_t kv_bytes = es * kv_floats, block = 2 * kv_bytes;
+    long long layers = layers_arg;
+    if (layers == 0) layers = (long long)(kAutoBytes / (double)block) + 1;
+    if (layers > kMaxLayers) layers = kMaxLayers;
     float *q = malloc(sizeof(float) * (size_t)(h * d)), *out = malloc(sizeof(float) * (size_t)(h * d));
     float *k = malloc(sizeof(float) * kv_floats), *v = malloc(sizeof(float) * kv_floats);
-    char *dst = malloc(2 * sizeof(float) * kv_floats);
-    if (!q || !out || !k || !v || !dst) {
+    char **kv = calloc((size_t)layers, sizeof(char *)), **dst = calloc((size_t)layers, sizeof(char *));
+    if (!q || !out || !k || !v || !kv || !dst) {
       fprintf(stderr, "out of memory\n");
       return 1;
     }
@@ -97,27 +125,37 @@ int main(int argc, char **argv) {
     }
     for (long long i = 0; i < h * d; i++) q[i] = (float)(i % 7) / 7.0f;
     /* 16-bit: the same values rounded, stored over the float32 arrays' first halves. */
-    size_t es = dtype == 0 ? sizeof(float) : sizeof(uint16_t);
     uint16_t *q16 = (uint16_t *)(void *)q, *k16 = (uint16_t *)(void *)k, *v16 = (uint16_t *)(void *)v;
     if (dtype != 0) {
       for (size_t i = 0; i < kv_floats; i++) k16[i] = to16(dtype, k[i]);
       for (size_t i = 0; i < kv_floats; i++) v16[i] = to16(dtype, v[i]);
       for (long long i = 0; i < h * d; i++) q16[i] = to16(dtype, q[i]);
     }
-    /* The K and V read as one block of the same bytes, copied. */
-    memcpy(dst, k, es * kv_floats);
-    memcpy(dst + es * kv_floats, v, es * kv_floats);
-    char *src = malloc(2 * es * kv_floats);
-    memcpy(src, dst, 2 * es * kv_floats);
+    /* Every layer holds the same values at its own addresses; the copy
+     * side writes each layer's block to a buffer of its own. */
+    for (long long l = 0; l < layers; l++) {
+      kv[l] = malloc(block);
+      dst[l] = malloc(block);
+      if (!kv[l] || !dst[l]) {
+        fprintf(stderr, "out of memory (%lld layers of %.1f MB of K and V, and as many for the copy)\n", layers,
+                (double)block / 1e6);
+        return 1;
+      }
+      memcpy(kv[l], k, kv_bytes);
+      memcpy(kv[l] + kv_bytes, v, kv_bytes);
+      memset(dst[l], 1, block); /* touched (a memset of zeros may become calloc) */
+    }
     int32_t len = (int32_t)keys;
     double *t = malloc(sizeof(double) * (size_t)reps);
     for (int r = -3; r < reps; r++) {
+      long long l = (long long)(r + 3) % layers;
+      const void *kl = kv[l], *vl = kv[l] + kv_bytes;
       double t0 = now();
-      kb_status st = dtype == 0 ? kb_attention_ex(ctx, 1, h, kvh, 1, keys, d, false, q, k, v, &len, 0, 0, 0, NULL, true,
-                                                  true, 0.0f, out)
-                     : dtype == 1 ? kb_attention_ex_bf16(ctx, 1, h, kvh, 1, keys, d, false, q16, k16, v16, &len, 0, 0,
+      kb_status st = dtype == 0 ? kb_attention_ex(ctx, 1, h, kvh, 1, keys, d, false, q, kl, vl, &len, 0, 0, 0, NULL,
+                                                  true, true, 0.0f, out)
+                     : dtype == 1 ? kb_attention_ex_bf16(ctx, 1, h, kvh, 1, keys, d, false, q16, kl, vl, &len, 0, 0,
                                                          0, NULL, true, true, 0.0f, (uint16_t *)(void *)out)
-                                  : kb_attention_ex_f16(ctx, 1, h, kvh, 1, keys, d, false, q16, k16, v16, &len, 0, 0, 0,
+                                  : kb_attention_ex_f16(ctx, 1, h, kvh, 1, keys, d, false, q16, kl, vl, &len, 0, 0, 0,
                                                         NULL, true, true, 0.0f, (uint16_t *)(void *)out);
       double dt = now() - t0;
       if (st != KB_STATUS_OK) {
@@ -127,12 +165,21 @@ int main(int argc, char **argv) {
       if (r >= 0) t[r] = dt;
     }
     qsort(t, (size_t)reps, sizeof(double), cmp_double);
-    double bytes = 2.0 * (double)es * (double)kv_floats;
-    double copy = copy_best_seconds(dst, src, (size_t)bytes, threads, reps < 10 ? reps : 10);
-    printf("| %lld | %lld | %lld | %lld | %.1f | %.1f | %.1f | %.1f | %.1f | %.2f |\n", h, kvh, keys, d,
+    /* The copy: as many calls as the kernel's (10 at most with one layer,
+     * where they all copy the same block), each of the next layer's block. */
+    int copies = layers > 1 ? (reps > layers ? reps : (int)layers) : (reps < 10 ? reps : 10);
+    double copy = 1e30;
+    for (int r = 0; r < copies; r++) {
+      long long l = (long long)r % layers;
+      double c = copy_best_seconds(dst[l], kv[l], block, threads, 1);
+      if (c < copy) copy = c;
+    }
+    double bytes = (double)block;
+    printf("| %lld | %lld | %lld | %lld | %lld | %.1f | %.1f | %.1f | %.1f | %.1f | %.2f |\n", h, kvh, keys, d, layers,
            1e6 * t[reps / 2], 1e6 * t[0], bytes / 1e6, bytes / t[0] / 1e9, bytes / copy / 1e9, copy / t[0]);
     fflush(stdout);
-    free(q), free(out), free(k), free(v), free(dst), free(src), free(t);
+    for (long long l = 0; l < layers; l++) free(kv[l]), free(dst[l]);
+    free(q), free(out), free(k), free(v), free(kv), free(dst), free(t);
   }
   free(list);
   kb_context_destroy(ctx);

@@ -1573,6 +1573,17 @@ static inline int64_t kb_cpu_min_rows(int64_t cols) { return cols > 0 ? KB_ROW_M
 #else
 #define KB_HAVE_AVX512_BF16 0
 #endif
+
+/* The software prefetch of what a kernel streams through once: weights of
+ * the small-m and quantized products, K and V of decode attention, the
+ * inputs of the row kernels.  Into L2 (T1), not L1 (T0): on an AVX-512
+ * Zen 4 the same prefetches into L1 left those streams well short of the
+ * memory's speed (decode of a float32 / bfloat16 model 1.1-1.6x faster with
+ * T1, decode attention from memory 1.3-1.5x; docs/performance.md,
+ * "Prefetching into L2"), and the demand load that follows finds the line
+ * in L2, a latency the out-of-order core hides.  Only data moves: the
+ * results are the same bits either way. */
+#define KB_PREFETCH_STREAM(p) _mm_prefetch((const char *)(p), _MM_HINT_T1)
 #endif
 
 #endif /* KB_CPU_SIMD_H */
@@ -1789,14 +1800,15 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void transpose16(c
  * [s * per, (s + 1) * per), every cache line of their row_bytes.  Attention
  * calls small_dot per block of 128 keys and the keys go on after it, so
  * rows past B's end are fetched too: the address is computed as an integer
- * (a prefetch reads nothing and never faults). */
+ * (a prefetch reads nothing and never faults).  Into L2, as every stream's
+ * prefetch (simd.h, KB_PREFETCH_STREAM). */
 __attribute__((always_inline)) static inline void kb_small_prefetch_next_rows(const char *next, int64_t ld_bytes,
                                                                              int64_t row_bytes, int64_t count,
                                                                              int64_t step, int64_t steps) {
   int64_t per = (count + steps - 1) / steps;
   for (int64_t l = step * per; l < (step + 1) * per && l < count; l++)
     for (int64_t off = 0; off < row_bytes; off += 64)
-      _mm_prefetch((const char *)((uintptr_t)next + (uintptr_t)(l * ld_bytes + off)), _MM_HINT_T0);
+      KB_PREFETCH_STREAM((uintptr_t)next + (uintptr_t)(l * ld_bytes + off));
 }
 
 #endif /* KB_HAVE_X86_SIMD */
@@ -2815,6 +2827,17 @@ void kb_half_narrow(int f16, const float *src, uint16_t *dst, int64_t n);
 #else
 #define KB_HAVE_AVX512_BF16 0
 #endif
+
+/* The software prefetch of what a kernel streams through once: weights of
+ * the small-m and quantized products, K and V of decode attention, the
+ * inputs of the row kernels.  Into L2 (T1), not L1 (T0): on an AVX-512
+ * Zen 4 the same prefetches into L1 left those streams well short of the
+ * memory's speed (decode of a float32 / bfloat16 model 1.1-1.6x faster with
+ * T1, decode attention from memory 1.3-1.5x; docs/performance.md,
+ * "Prefetching into L2"), and the demand load that follows finds the line
+ * in L2, a latency the out-of-order core hides.  Only data moves: the
+ * results are the same bits either way. */
+#define KB_PREFETCH_STREAM(p) _mm_prefetch((const char *)(p), _MM_HINT_T1)
 #endif
 
 #endif /* KB_CPU_SIMD_H */
@@ -9483,7 +9506,8 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline __m256 attention_avx
   return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
 }
 
-/* Rows of V ahead of the current key that pv prefetches. */
+/* Rows of V ahead of the current key that pv prefetches (into L2: simd.h,
+ * KB_PREFETCH_STREAM). */
 #define KB_PV_AHEAD 8
 
 /* pv (attention_kernels.h) on columns [0, width) of R rows (R a constant),
@@ -9510,7 +9534,7 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline void attention_avx2_
   for (int64_t j = 0; j < len; j++) {
     const char *row = (const char *)v + j * ldv * es;
     if (j + KB_PV_AHEAD < len)
-      for (int64_t x = 0; x < width; x += 64 / es) _mm_prefetch(row + (KB_PV_AHEAD * ldv + x) * es, _MM_HINT_T0);
+      for (int64_t x = 0; x < width; x += 64 / es) KB_PREFETCH_STREAM(row + (KB_PV_AHEAD * ldv + x) * es);
     __m256 pj[4];
     _Pragma("GCC unroll 4") for (int i = 0; i < R; i++) pj[i] = _mm256_set1_ps(p[i * ldp + j]);
     if (full) {
@@ -9690,7 +9714,8 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline __m512 attention_a
   return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
 }
 
-/* Rows of V ahead of the current key that pv prefetches. */
+/* Rows of V ahead of the current key that pv prefetches (into L2: simd.h,
+ * KB_PREFETCH_STREAM). */
 #define KB_PV_AHEAD 8
 
 /* pv (attention_kernels.h) on columns [0, width) of R rows (R a constant),
@@ -9717,7 +9742,7 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void attention_avx
   for (int64_t j = 0; j < len; j++) {
     const char *row = (const char *)v + j * ldv * es;
     if (j + KB_PV_AHEAD < len)
-      for (int64_t x = 0; x < width; x += 64 / es) _mm_prefetch(row + (KB_PV_AHEAD * ldv + x) * es, _MM_HINT_T0);
+      for (int64_t x = 0; x < width; x += 64 / es) KB_PREFETCH_STREAM(row + (KB_PV_AHEAD * ldv + x) * es);
     __m512 pj[4];
     _Pragma("GCC unroll 4") for (int i = 0; i < R; i++) pj[i] = _mm512_set1_ps(p[i * ldp + j]);
     if (full) {
@@ -10950,8 +10975,8 @@ KB_TARGET_AVX2 static void gemm_avx2__gemv_dot(int64_t k, int64_t n, const float
       for (; p + 8 <= k; p += 8) {
         if (p + 64 < k)
           _Pragma("GCC unroll 8") for (int l = 0; l < 8; l++) {
-            _mm_prefetch((const char *)(b0 + l * ldm + p + 64), _MM_HINT_T0);
-            _mm_prefetch((const char *)(b1 + l * ldm + p + 64), _MM_HINT_T0);
+            KB_PREFETCH_STREAM(b0 + l * ldm + p + 64);
+            KB_PREFETCH_STREAM(b1 + l * ldm + p + 64);
           }
         __m256 r[8], c0[8], c1[8];
         _Pragma("GCC unroll 8") for (int l = 0; l < 8; l++) r[l] = _mm256_loadu_ps(b0 + l * ldm + p);
@@ -10969,8 +10994,8 @@ KB_TARGET_AVX2 static void gemm_avx2__gemv_dot(int64_t k, int64_t n, const float
       int64_t w = k - p < 8 ? k - p : 8;
       __m256 r[8], c0[8], c1[8];
       if (p + 64 < k) {
-        for (int l = 0; l < rows0; l++) _mm_prefetch((const char *)(b0 + l * ldm + p + 64), _MM_HINT_T0);
-        for (int l = 0; l < rows1; l++) _mm_prefetch((const char *)(b1 + l * ldm + p + 64), _MM_HINT_T0);
+        for (int l = 0; l < rows0; l++) KB_PREFETCH_STREAM(b0 + l * ldm + p + 64);
+        for (int l = 0; l < rows1; l++) KB_PREFETCH_STREAM(b1 + l * ldm + p + 64);
       }
       gemm_avx2__load_block(b0 + p, ldm, rows0, w, r);
       transpose8(r, c0);
@@ -11330,7 +11355,7 @@ KB_TARGET_AVX512 static void gemm_avx512__gemv_dot(int64_t k, int64_t n, const f
       int64_t w = k - p < 16 ? k - p : 16;
       __m512 r[16], c[16];
       if (p + KB_GEMV_PREFETCH < k)
-        for (int l = 0; l < rows; l++) _mm_prefetch((const char *)(base + l * ldm + p + KB_GEMV_PREFETCH), _MM_HINT_T0);
+        for (int l = 0; l < rows; l++) KB_PREFETCH_STREAM(base + l * ldm + p + KB_GEMV_PREFETCH);
       gemm_avx512__load_block(base + p, ldm, rows, w, r);
       transpose16(r, c);
       if (w == 16) {
@@ -12381,8 +12406,8 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline void gemm_small_avx2
     if (k <= KB_SMALL_PREFETCH) {
       kb_small_prefetch_next_rows(next, ld_bytes, k * esize, count, p / 8, steps);
     } else if (p % 16 == 0 && p + KB_SMALL_PREFETCH < k) {
-      for (int l = 0; l < rows; l++) _mm_prefetch(b0 + l * ld_bytes + (p + KB_SMALL_PREFETCH) * esize, _MM_HINT_T0);
-      for (int l = 0; l < rows2; l++) _mm_prefetch(b1 + l * ld_bytes + (p + KB_SMALL_PREFETCH) * esize, _MM_HINT_T0);
+      for (int l = 0; l < rows; l++) KB_PREFETCH_STREAM(b0 + l * ld_bytes + (p + KB_SMALL_PREFETCH) * esize);
+      for (int l = 0; l < rows2; l++) KB_PREFETCH_STREAM(b1 + l * ld_bytes + (p + KB_SMALL_PREFETCH) * esize);
     }
     __m256 col[8];
     gemm_small_avx2__tile(BDT, b0 + p * esize, ld_bytes, rows, w, col);
@@ -12492,7 +12517,7 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline void gemm_small_avx2
     const char *row = base + p * ld_bytes;
     if (p + KB_SMALL_AXPY_AHEAD < k)
       for (int64_t off = 0; off < width * esize; off += 64)
-        _mm_prefetch(row + KB_SMALL_AXPY_AHEAD * ld_bytes + off, _MM_HINT_T0);
+        KB_PREFETCH_STREAM(row + KB_SMALL_AXPY_AHEAD * ld_bytes + off);
     __m256 w[4];
     for (int v = 0; v < V; v++) {
       int64_t left = width - 8 * v;
@@ -12769,8 +12794,8 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void gemm_small_av
     if (k <= KB_SMALL_PREFETCH) {
       kb_small_prefetch_next_rows(next, ld_bytes, k * esize, count, p / step, steps);
     } else if (p + KB_SMALL_PREFETCH < k) {
-      for (int l = 0; l < rows; l++) _mm_prefetch(b0 + l * ld_bytes + (p + KB_SMALL_PREFETCH) * esize, _MM_HINT_T0);
-      for (int l = 0; l < rows2; l++) _mm_prefetch(b1 + l * ld_bytes + (p + KB_SMALL_PREFETCH) * esize, _MM_HINT_T0);
+      for (int l = 0; l < rows; l++) KB_PREFETCH_STREAM(b0 + l * ld_bytes + (p + KB_SMALL_PREFETCH) * esize);
+      for (int l = 0; l < rows2; l++) KB_PREFETCH_STREAM(b1 + l * ld_bytes + (p + KB_SMALL_PREFETCH) * esize);
     }
     __m512 col[16];
     if (BDT == KB_GEMM_BF16) {
@@ -12901,7 +12926,7 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void gemm_small_av
     const char *row = base + p * ld_bytes;
     if (p + KB_SMALL_AXPY_AHEAD < k)
       for (int64_t off = 0; off < width * esize; off += 64)
-        _mm_prefetch(row + KB_SMALL_AXPY_AHEAD * ld_bytes + off, _MM_HINT_T0);
+        KB_PREFETCH_STREAM(row + KB_SMALL_AXPY_AHEAD * ld_bytes + off);
     __m512 w[4];
     for (int v = 0; v < V; v++) {
       int64_t left = width - 16 * v;
@@ -14456,7 +14481,7 @@ KV_FN vec_avx2__kvf vec_avx2__kv_load_n(const float *p, int64_t n) {
 /* A hint that the 64-byte line holding address p will be read soon; no
  * effect on any result, and p need not point into an object (a prefetch
  * does not fault). */
-KV_FN void vec_avx2__kv_prefetch(uintptr_t p) { _mm_prefetch((const char *)p, _MM_HINT_T0); }
+KV_FN void vec_avx2__kv_prefetch(uintptr_t p) { KB_PREFETCH_STREAM(p); }
 
 KV_FN void vec_avx2__kv_store(float *p, vec_avx2__kvf v) {
   _mm256_storeu_ps(p, v.a);
@@ -16974,7 +16999,7 @@ KV_FN vec_avx512__kvf vec_avx512__kv_load_n(const float *p, int64_t n) { return 
 /* A hint that the 64-byte line holding address p will be read soon; no
  * effect on any result, and p need not point into an object (a prefetch
  * does not fault). */
-KV_FN void vec_avx512__kv_prefetch(uintptr_t p) { _mm_prefetch((const char *)p, _MM_HINT_T0); }
+KV_FN void vec_avx512__kv_prefetch(uintptr_t p) { KB_PREFETCH_STREAM(p); }
 
 KV_FN void vec_avx512__kv_store(float *p, vec_avx512__kvf v) { _mm512_storeu_ps(p, v); }
 KV_FN void vec_avx512__kv_store_n(float *p, vec_avx512__kvf v, int64_t n) { _mm512_mask_storeu_ps(p, vec_avx512__kv_mask_first(n), v); }
@@ -19321,7 +19346,7 @@ KV_FN vec_avx512_bf16__kvf vec_avx512_bf16__kv_load_n(const float *p, int64_t n)
 /* A hint that the 64-byte line holding address p will be read soon; no
  * effect on any result, and p need not point into an object (a prefetch
  * does not fault). */
-KV_FN void vec_avx512_bf16__kv_prefetch(uintptr_t p) { _mm_prefetch((const char *)p, _MM_HINT_T0); }
+KV_FN void vec_avx512_bf16__kv_prefetch(uintptr_t p) { KB_PREFETCH_STREAM(p); }
 
 KV_FN void vec_avx512_bf16__kv_store(float *p, vec_avx512_bf16__kvf v) { _mm512_storeu_ps(p, v); }
 KV_FN void vec_avx512_bf16__kv_store_n(float *p, vec_avx512_bf16__kvf v, int64_t n) { _mm512_mask_storeu_ps(p, vec_avx512_bf16__kv_mask_first(n), v); }
@@ -24264,20 +24289,20 @@ const float *kb__f16_to_f32_table(void) {
  * activation rows that share each unpacked weight block: 4 x 2 accumulators
  * and their operands fit 16 registers, 4 x 4 fit the 32 of AVX-512 (VL). */
 #define QDOT_R 4
-/* Software prefetch of the weights (plain AVX2 only, QDOT_VNNI 0): the
- * rows of a decoder's matrices are short (576 bytes for 1024 Q4_0
- * inputs), so the R rows of a strip are R streams of a few cache lines,
- * which the hardware prefetchers of an AMD EPYC (Zen 3) did not fetch
- * ahead: a Q4_0 decode ran at 4.5 GB/s of weights there, waiting on
- * memory.  Each strip now fetches the strip QDOT_AHEAD strips ahead,
- * spread over its blocks (R blocks' bytes per block step), when a strip
- * has at most QDOT_PREFETCH_MAX bytes (longer rows are long streams the
- * hardware follows, and lines fetched too far ahead leave L1 before
- * use).  The C driver's decode of the bench models on the EPYC: Q4_0 on
- * one thread 1.8x, and 1.1 (Q8_0) to 1.5x (Q4_0, experts) on two
- * (docs/performance.md, "Short weight rows on an AVX2 EPYC").  Not
- * enabled for the VNNI variants, which no machine at hand could time. */
-#define QDOT_PREFETCH (QDOT_VNNI == 0)
+/* Software prefetch of the weights: the rows of a decoder's matrices are
+ * short (576 bytes for 1024 Q4_0 inputs), so the rows of a strip are as
+ * many streams of a few cache lines, which the hardware prefetchers of AMD
+ * EPYCs (Zen 3, Zen 4) did not fetch ahead: a Q4_0 decode ran at 4.5 GB/s
+ * of weights on a Zen 3 (plain AVX2) and 6 GB/s on a Zen 4 (AVX512-VNNI,
+ * tile2_), waiting on memory.  Each strip fetches the strip QDOT_AHEAD
+ * strips ahead, spread over its blocks (a strip's blocks' bytes per block
+ * step), when a strip has at most QDOT_PREFETCH_MAX bytes (longer rows
+ * are long streams the hardware follows).  The C driver's decode of the
+ * bench models: on the Zen 3 Q4_0 on one thread 1.8x, and 1.1 (Q8_0) to
+ * 1.5x (Q4_0, experts) on two (docs/performance.md, "Short weight rows on
+ * an AVX2 EPYC"); on the Zen 4 Q8_0 2.1x and Q4_0 2.6x on one thread
+ * ("Prefetching into L2").  The AVX-VNNI variant (QDOT_VNNI 1) fetches the
+ * same way; no machine at hand had it to time. */
 #define QDOT_AHEAD 2
 #define QDOT_PREFETCH_MAX 16384
 #ifndef QDOT_MI
@@ -24423,7 +24448,7 @@ QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(tile_)(c
   for (int64_t b = 0; b < nb; b++) {
     if (ahead != NULL) {
       const char *at = (const char *)ahead + b * R * block_bytes;
-      _Pragma("GCC unroll 4") for (int64_t off = 0; off < R * block_bytes; off += 64) _mm_prefetch(at + off, _MM_HINT_T0);
+      _Pragma("GCC unroll 4") for (int64_t off = 0; off < R * block_bytes; off += 64) KB_PREFETCH_STREAM(at + off);
     }
     __m256i wv[QDOT_R];
     __m256 dw[QDOT_R];
@@ -24497,17 +24522,24 @@ QDOT_TARGET __attribute__((always_inline)) static inline __m512i QDOT_NAME(lanes
   return _mm512_dpbusd_epi32(_mm512_setzero_si512(), aw, sq);
 }
 
+/* tile_ for 2 QDOT_RP weight rows in pairs; ahead: as tile_'s (the 2
+ * QDOT_RP blocks' bytes per block step). */
 QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(tile2_)(const int TYPE, const int MI,
                                                                               const struct kb_qact *act, int64_t i0,
                                                                               const unsigned char *w0,
                                                                               int64_t row_bytes, const float *f16,
-                                                                              float *y, int64_t ldy) {
+                                                                              float *y, int64_t ldy,
+                                                                              const unsigned char *ahead) {
   const int64_t block_bytes = TYPE == KB_QTYPE_Q8_0 ? KB_Q8_0_BLOCK_BYTES : KB_Q4_0_BLOCK_BYTES;
   const int64_t nb = act->nb;
   __m512 acc[QDOT_MI][QDOT_RP];
   _Pragma("GCC unroll 8") for (int i = 0; i < MI; i++)
     _Pragma("GCC unroll 8") for (int r = 0; r < QDOT_RP; r++) acc[i][r] = _mm512_setzero_ps();
   for (int64_t b = 0; b < nb; b++) {
+    if (ahead != NULL) {
+      const char *at = (const char *)ahead + b * 2 * QDOT_RP * block_bytes;
+      _Pragma("GCC unroll 8") for (int64_t off = 0; off < 2 * QDOT_RP * block_bytes; off += 64) KB_PREFETCH_STREAM(at + off);
+    }
     __m512i wv[QDOT_RP];
     __m512 dw[QDOT_RP];
     _Pragma("GCC unroll 8") for (int r = 0; r < QDOT_RP; r++) {
@@ -24545,17 +24577,23 @@ QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(dot_type
   const float *f16 = kb__f16_to_f32_table();
   int64_t j = 0;
 #if QDOT_VNNI == 2
-  /* Strips of 2 QDOT_RP rows in pairs first (tile2_). */
-  for (; j + 2 * QDOT_RP <= n; j += 2 * QDOT_RP) {
+  /* Strips of 2 QDOT_RP rows in pairs first (tile2_), each prefetching the
+   * strip QDOT_AHEAD strips ahead during its first group of activation
+   * rows, as the strips below. */
+  const int64_t rows2 = 2 * QDOT_RP;
+  const int pf2 = rows2 * row_bytes <= QDOT_PREFETCH_MAX;
+  for (; j + rows2 <= n; j += rows2) {
     int64_t i = 0;
+    const unsigned char *ahead = pf2 && j + (QDOT_AHEAD + 1) * rows2 <= n ? wb + (j + QDOT_AHEAD * rows2) * row_bytes : NULL;
+    const unsigned char *wj = wb + j * row_bytes;
     for (; i + QDOT_MI <= m; i += QDOT_MI)
-      QDOT_NAME(tile2_)(TYPE, QDOT_MI, act, i, wb + j * row_bytes, row_bytes, f16, y + i * ldy + j, ldy);
-    for (; i < m; i++) QDOT_NAME(tile2_)(TYPE, 1, act, i, wb + j * row_bytes, row_bytes, f16, y + i * ldy + j, ldy);
+      QDOT_NAME(tile2_)(TYPE, QDOT_MI, act, i, wj, row_bytes, f16, y + i * ldy + j, ldy, i == 0 ? ahead : NULL);
+    for (; i < m; i++) QDOT_NAME(tile2_)(TYPE, 1, act, i, wj, row_bytes, f16, y + i * ldy + j, ldy, i == 0 ? ahead : NULL);
   }
 #endif
   /* Strips of QDOT_R weight rows (read from L1 again for each group of
    * activation rows), then the remaining rows one at a time. */
-  const int pf = QDOT_PREFETCH && QDOT_R * row_bytes <= QDOT_PREFETCH_MAX;
+  const int pf = QDOT_R * row_bytes <= QDOT_PREFETCH_MAX;
   for (; j + QDOT_R <= n; j += QDOT_R) {
     int64_t i = 0;
     /* Only rows of this call's matrix are addressed. */
@@ -24583,7 +24621,6 @@ const struct kb_quant_ops QDOT_OPS = {QDOT_NAME(quantize_act_), QDOT_NAME(dot_)}
 
 #undef QDOT_R
 #undef QDOT_MI
-#undef QDOT_PREFETCH
 #undef QDOT_AHEAD
 #undef QDOT_PREFETCH_MAX
 #undef QDOT_NAME
@@ -24625,20 +24662,20 @@ const struct kb_quant_ops QDOT_OPS = {QDOT_NAME(quantize_act_), QDOT_NAME(dot_)}
  * activation rows that share each unpacked weight block: 4 x 2 accumulators
  * and their operands fit 16 registers, 4 x 4 fit the 32 of AVX-512 (VL). */
 #define QDOT_R 4
-/* Software prefetch of the weights (plain AVX2 only, QDOT_VNNI 0): the
- * rows of a decoder's matrices are short (576 bytes for 1024 Q4_0
- * inputs), so the R rows of a strip are R streams of a few cache lines,
- * which the hardware prefetchers of an AMD EPYC (Zen 3) did not fetch
- * ahead: a Q4_0 decode ran at 4.5 GB/s of weights there, waiting on
- * memory.  Each strip now fetches the strip QDOT_AHEAD strips ahead,
- * spread over its blocks (R blocks' bytes per block step), when a strip
- * has at most QDOT_PREFETCH_MAX bytes (longer rows are long streams the
- * hardware follows, and lines fetched too far ahead leave L1 before
- * use).  The C driver's decode of the bench models on the EPYC: Q4_0 on
- * one thread 1.8x, and 1.1 (Q8_0) to 1.5x (Q4_0, experts) on two
- * (docs/performance.md, "Short weight rows on an AVX2 EPYC").  Not
- * enabled for the VNNI variants, which no machine at hand could time. */
-#define QDOT_PREFETCH (QDOT_VNNI == 0)
+/* Software prefetch of the weights: the rows of a decoder's matrices are
+ * short (576 bytes for 1024 Q4_0 inputs), so the rows of a strip are as
+ * many streams of a few cache lines, which the hardware prefetchers of AMD
+ * EPYCs (Zen 3, Zen 4) did not fetch ahead: a Q4_0 decode ran at 4.5 GB/s
+ * of weights on a Zen 3 (plain AVX2) and 6 GB/s on a Zen 4 (AVX512-VNNI,
+ * tile2_), waiting on memory.  Each strip fetches the strip QDOT_AHEAD
+ * strips ahead, spread over its blocks (a strip's blocks' bytes per block
+ * step), when a strip has at most QDOT_PREFETCH_MAX bytes (longer rows
+ * are long streams the hardware follows).  The C driver's decode of the
+ * bench models: on the Zen 3 Q4_0 on one thread 1.8x, and 1.1 (Q8_0) to
+ * 1.5x (Q4_0, experts) on two (docs/performance.md, "Short weight rows on
+ * an AVX2 EPYC"); on the Zen 4 Q8_0 2.1x and Q4_0 2.6x on one thread
+ * ("Prefetching into L2").  The AVX-VNNI variant (QDOT_VNNI 1) fetches the
+ * same way; no machine at hand had it to time. */
 #define QDOT_AHEAD 2
 #define QDOT_PREFETCH_MAX 16384
 #ifndef QDOT_MI
@@ -24784,7 +24821,7 @@ QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(tile_)(c
   for (int64_t b = 0; b < nb; b++) {
     if (ahead != NULL) {
       const char *at = (const char *)ahead + b * R * block_bytes;
-      _Pragma("GCC unroll 4") for (int64_t off = 0; off < R * block_bytes; off += 64) _mm_prefetch(at + off, _MM_HINT_T0);
+      _Pragma("GCC unroll 4") for (int64_t off = 0; off < R * block_bytes; off += 64) KB_PREFETCH_STREAM(at + off);
     }
     __m256i wv[QDOT_R];
     __m256 dw[QDOT_R];
@@ -24858,17 +24895,24 @@ QDOT_TARGET __attribute__((always_inline)) static inline __m512i QDOT_NAME(lanes
   return _mm512_dpbusd_epi32(_mm512_setzero_si512(), aw, sq);
 }
 
+/* tile_ for 2 QDOT_RP weight rows in pairs; ahead: as tile_'s (the 2
+ * QDOT_RP blocks' bytes per block step). */
 QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(tile2_)(const int TYPE, const int MI,
                                                                               const struct kb_qact *act, int64_t i0,
                                                                               const unsigned char *w0,
                                                                               int64_t row_bytes, const float *f16,
-                                                                              float *y, int64_t ldy) {
+                                                                              float *y, int64_t ldy,
+                                                                              const unsigned char *ahead) {
   const int64_t block_bytes = TYPE == KB_QTYPE_Q8_0 ? KB_Q8_0_BLOCK_BYTES : KB_Q4_0_BLOCK_BYTES;
   const int64_t nb = act->nb;
   __m512 acc[QDOT_MI][QDOT_RP];
   _Pragma("GCC unroll 8") for (int i = 0; i < MI; i++)
     _Pragma("GCC unroll 8") for (int r = 0; r < QDOT_RP; r++) acc[i][r] = _mm512_setzero_ps();
   for (int64_t b = 0; b < nb; b++) {
+    if (ahead != NULL) {
+      const char *at = (const char *)ahead + b * 2 * QDOT_RP * block_bytes;
+      _Pragma("GCC unroll 8") for (int64_t off = 0; off < 2 * QDOT_RP * block_bytes; off += 64) KB_PREFETCH_STREAM(at + off);
+    }
     __m512i wv[QDOT_RP];
     __m512 dw[QDOT_RP];
     _Pragma("GCC unroll 8") for (int r = 0; r < QDOT_RP; r++) {
@@ -24906,17 +24950,23 @@ QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(dot_type
   const float *f16 = kb__f16_to_f32_table();
   int64_t j = 0;
 #if QDOT_VNNI == 2
-  /* Strips of 2 QDOT_RP rows in pairs first (tile2_). */
-  for (; j + 2 * QDOT_RP <= n; j += 2 * QDOT_RP) {
+  /* Strips of 2 QDOT_RP rows in pairs first (tile2_), each prefetching the
+   * strip QDOT_AHEAD strips ahead during its first group of activation
+   * rows, as the strips below. */
+  const int64_t rows2 = 2 * QDOT_RP;
+  const int pf2 = rows2 * row_bytes <= QDOT_PREFETCH_MAX;
+  for (; j + rows2 <= n; j += rows2) {
     int64_t i = 0;
+    const unsigned char *ahead = pf2 && j + (QDOT_AHEAD + 1) * rows2 <= n ? wb + (j + QDOT_AHEAD * rows2) * row_bytes : NULL;
+    const unsigned char *wj = wb + j * row_bytes;
     for (; i + QDOT_MI <= m; i += QDOT_MI)
-      QDOT_NAME(tile2_)(TYPE, QDOT_MI, act, i, wb + j * row_bytes, row_bytes, f16, y + i * ldy + j, ldy);
-    for (; i < m; i++) QDOT_NAME(tile2_)(TYPE, 1, act, i, wb + j * row_bytes, row_bytes, f16, y + i * ldy + j, ldy);
+      QDOT_NAME(tile2_)(TYPE, QDOT_MI, act, i, wj, row_bytes, f16, y + i * ldy + j, ldy, i == 0 ? ahead : NULL);
+    for (; i < m; i++) QDOT_NAME(tile2_)(TYPE, 1, act, i, wj, row_bytes, f16, y + i * ldy + j, ldy, i == 0 ? ahead : NULL);
   }
 #endif
   /* Strips of QDOT_R weight rows (read from L1 again for each group of
    * activation rows), then the remaining rows one at a time. */
-  const int pf = QDOT_PREFETCH && QDOT_R * row_bytes <= QDOT_PREFETCH_MAX;
+  const int pf = QDOT_R * row_bytes <= QDOT_PREFETCH_MAX;
   for (; j + QDOT_R <= n; j += QDOT_R) {
     int64_t i = 0;
     /* Only rows of this call's matrix are addressed. */
@@ -24944,7 +24994,6 @@ const struct kb_quant_ops QDOT_OPS = {QDOT_NAME(quantize_act_), QDOT_NAME(dot_)}
 
 #undef QDOT_R
 #undef QDOT_MI
-#undef QDOT_PREFETCH
 #undef QDOT_AHEAD
 #undef QDOT_PREFETCH_MAX
 #undef QDOT_NAME
@@ -24984,20 +25033,20 @@ const struct kb_quant_ops QDOT_OPS = {QDOT_NAME(quantize_act_), QDOT_NAME(dot_)}
  * activation rows that share each unpacked weight block: 4 x 2 accumulators
  * and their operands fit 16 registers, 4 x 4 fit the 32 of AVX-512 (VL). */
 #define QDOT_R 4
-/* Software prefetch of the weights (plain AVX2 only, QDOT_VNNI 0): the
- * rows of a decoder's matrices are short (576 bytes for 1024 Q4_0
- * inputs), so the R rows of a strip are R streams of a few cache lines,
- * which the hardware prefetchers of an AMD EPYC (Zen 3) did not fetch
- * ahead: a Q4_0 decode ran at 4.5 GB/s of weights there, waiting on
- * memory.  Each strip now fetches the strip QDOT_AHEAD strips ahead,
- * spread over its blocks (R blocks' bytes per block step), when a strip
- * has at most QDOT_PREFETCH_MAX bytes (longer rows are long streams the
- * hardware follows, and lines fetched too far ahead leave L1 before
- * use).  The C driver's decode of the bench models on the EPYC: Q4_0 on
- * one thread 1.8x, and 1.1 (Q8_0) to 1.5x (Q4_0, experts) on two
- * (docs/performance.md, "Short weight rows on an AVX2 EPYC").  Not
- * enabled for the VNNI variants, which no machine at hand could time. */
-#define QDOT_PREFETCH (QDOT_VNNI == 0)
+/* Software prefetch of the weights: the rows of a decoder's matrices are
+ * short (576 bytes for 1024 Q4_0 inputs), so the rows of a strip are as
+ * many streams of a few cache lines, which the hardware prefetchers of AMD
+ * EPYCs (Zen 3, Zen 4) did not fetch ahead: a Q4_0 decode ran at 4.5 GB/s
+ * of weights on a Zen 3 (plain AVX2) and 6 GB/s on a Zen 4 (AVX512-VNNI,
+ * tile2_), waiting on memory.  Each strip fetches the strip QDOT_AHEAD
+ * strips ahead, spread over its blocks (a strip's blocks' bytes per block
+ * step), when a strip has at most QDOT_PREFETCH_MAX bytes (longer rows
+ * are long streams the hardware follows).  The C driver's decode of the
+ * bench models: on the Zen 3 Q4_0 on one thread 1.8x, and 1.1 (Q8_0) to
+ * 1.5x (Q4_0, experts) on two (docs/performance.md, "Short weight rows on
+ * an AVX2 EPYC"); on the Zen 4 Q8_0 2.1x and Q4_0 2.6x on one thread
+ * ("Prefetching into L2").  The AVX-VNNI variant (QDOT_VNNI 1) fetches the
+ * same way; no machine at hand had it to time. */
 #define QDOT_AHEAD 2
 #define QDOT_PREFETCH_MAX 16384
 #ifndef QDOT_MI
@@ -25143,7 +25192,7 @@ QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(tile_)(c
   for (int64_t b = 0; b < nb; b++) {
     if (ahead != NULL) {
       const char *at = (const char *)ahead + b * R * block_bytes;
-      _Pragma("GCC unroll 4") for (int64_t off = 0; off < R * block_bytes; off += 64) _mm_prefetch(at + off, _MM_HINT_T0);
+      _Pragma("GCC unroll 4") for (int64_t off = 0; off < R * block_bytes; off += 64) KB_PREFETCH_STREAM(at + off);
     }
     __m256i wv[QDOT_R];
     __m256 dw[QDOT_R];
@@ -25217,17 +25266,24 @@ QDOT_TARGET __attribute__((always_inline)) static inline __m512i QDOT_NAME(lanes
   return _mm512_dpbusd_epi32(_mm512_setzero_si512(), aw, sq);
 }
 
+/* tile_ for 2 QDOT_RP weight rows in pairs; ahead: as tile_'s (the 2
+ * QDOT_RP blocks' bytes per block step). */
 QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(tile2_)(const int TYPE, const int MI,
                                                                               const struct kb_qact *act, int64_t i0,
                                                                               const unsigned char *w0,
                                                                               int64_t row_bytes, const float *f16,
-                                                                              float *y, int64_t ldy) {
+                                                                              float *y, int64_t ldy,
+                                                                              const unsigned char *ahead) {
   const int64_t block_bytes = TYPE == KB_QTYPE_Q8_0 ? KB_Q8_0_BLOCK_BYTES : KB_Q4_0_BLOCK_BYTES;
   const int64_t nb = act->nb;
   __m512 acc[QDOT_MI][QDOT_RP];
   _Pragma("GCC unroll 8") for (int i = 0; i < MI; i++)
     _Pragma("GCC unroll 8") for (int r = 0; r < QDOT_RP; r++) acc[i][r] = _mm512_setzero_ps();
   for (int64_t b = 0; b < nb; b++) {
+    if (ahead != NULL) {
+      const char *at = (const char *)ahead + b * 2 * QDOT_RP * block_bytes;
+      _Pragma("GCC unroll 8") for (int64_t off = 0; off < 2 * QDOT_RP * block_bytes; off += 64) KB_PREFETCH_STREAM(at + off);
+    }
     __m512i wv[QDOT_RP];
     __m512 dw[QDOT_RP];
     _Pragma("GCC unroll 8") for (int r = 0; r < QDOT_RP; r++) {
@@ -25265,17 +25321,23 @@ QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(dot_type
   const float *f16 = kb__f16_to_f32_table();
   int64_t j = 0;
 #if QDOT_VNNI == 2
-  /* Strips of 2 QDOT_RP rows in pairs first (tile2_). */
-  for (; j + 2 * QDOT_RP <= n; j += 2 * QDOT_RP) {
+  /* Strips of 2 QDOT_RP rows in pairs first (tile2_), each prefetching the
+   * strip QDOT_AHEAD strips ahead during its first group of activation
+   * rows, as the strips below. */
+  const int64_t rows2 = 2 * QDOT_RP;
+  const int pf2 = rows2 * row_bytes <= QDOT_PREFETCH_MAX;
+  for (; j + rows2 <= n; j += rows2) {
     int64_t i = 0;
+    const unsigned char *ahead = pf2 && j + (QDOT_AHEAD + 1) * rows2 <= n ? wb + (j + QDOT_AHEAD * rows2) * row_bytes : NULL;
+    const unsigned char *wj = wb + j * row_bytes;
     for (; i + QDOT_MI <= m; i += QDOT_MI)
-      QDOT_NAME(tile2_)(TYPE, QDOT_MI, act, i, wb + j * row_bytes, row_bytes, f16, y + i * ldy + j, ldy);
-    for (; i < m; i++) QDOT_NAME(tile2_)(TYPE, 1, act, i, wb + j * row_bytes, row_bytes, f16, y + i * ldy + j, ldy);
+      QDOT_NAME(tile2_)(TYPE, QDOT_MI, act, i, wj, row_bytes, f16, y + i * ldy + j, ldy, i == 0 ? ahead : NULL);
+    for (; i < m; i++) QDOT_NAME(tile2_)(TYPE, 1, act, i, wj, row_bytes, f16, y + i * ldy + j, ldy, i == 0 ? ahead : NULL);
   }
 #endif
   /* Strips of QDOT_R weight rows (read from L1 again for each group of
    * activation rows), then the remaining rows one at a time. */
-  const int pf = QDOT_PREFETCH && QDOT_R * row_bytes <= QDOT_PREFETCH_MAX;
+  const int pf = QDOT_R * row_bytes <= QDOT_PREFETCH_MAX;
   for (; j + QDOT_R <= n; j += QDOT_R) {
     int64_t i = 0;
     /* Only rows of this call's matrix are addressed. */
@@ -25303,7 +25365,6 @@ const struct kb_quant_ops QDOT_OPS = {QDOT_NAME(quantize_act_), QDOT_NAME(dot_)}
 
 #undef QDOT_R
 #undef QDOT_MI
-#undef QDOT_PREFETCH
 #undef QDOT_AHEAD
 #undef QDOT_PREFETCH_MAX
 #undef QDOT_NAME
@@ -25324,7 +25385,6 @@ const struct kb_quant_ops kb__quant_ops_avx512_vnni = {NULL, NULL};
 #undef QDOT_MI
 #undef QDOT_NAME
 #undef QDOT_OPS
-#undef QDOT_PREFETCH
 #undef QDOT_PREFETCH_MAX
 #undef QDOT_R
 #undef QDOT_RP

@@ -95,7 +95,8 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline __m256 pv_load(const
   return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
 }
 
-/* Rows of V ahead of the current key that pv prefetches. */
+/* Rows of V ahead of the current key that pv prefetches (into L2: simd.h,
+ * KB_PREFETCH_STREAM). */
 #define KB_PV_AHEAD 8
 
 /* pv (attention_kernels.h) on columns [0, width) of R rows (R a constant),
@@ -122,7 +123,7 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline void pv_cols(const i
   for (int64_t j = 0; j < len; j++) {
     const char *row = (const char *)v + j * ldv * es;
     if (j + KB_PV_AHEAD < len)
-      for (int64_t x = 0; x < width; x += 64 / es) _mm_prefetch(row + (KB_PV_AHEAD * ldv + x) * es, _MM_HINT_T0);
+      for (int64_t x = 0; x < width; x += 64 / es) KB_PREFETCH_STREAM(row + (KB_PV_AHEAD * ldv + x) * es);
     __m256 pj[4];
     _Pragma("GCC unroll 4") for (int i = 0; i < R; i++) pj[i] = _mm256_set1_ps(p[i * ldp + j]);
     if (full) {

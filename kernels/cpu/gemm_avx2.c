@@ -216,8 +216,8 @@ KB_TARGET_AVX2 static void gemv_dot(int64_t k, int64_t n, const float *x, const 
       for (; p + 8 <= k; p += 8) {
         if (p + 64 < k)
           _Pragma("GCC unroll 8") for (int l = 0; l < 8; l++) {
-            _mm_prefetch((const char *)(b0 + l * ldm + p + 64), _MM_HINT_T0);
-            _mm_prefetch((const char *)(b1 + l * ldm + p + 64), _MM_HINT_T0);
+            KB_PREFETCH_STREAM(b0 + l * ldm + p + 64);
+            KB_PREFETCH_STREAM(b1 + l * ldm + p + 64);
           }
         __m256 r[8], c0[8], c1[8];
         _Pragma("GCC unroll 8") for (int l = 0; l < 8; l++) r[l] = _mm256_loadu_ps(b0 + l * ldm + p);
@@ -235,8 +235,8 @@ KB_TARGET_AVX2 static void gemv_dot(int64_t k, int64_t n, const float *x, const 
       int64_t w = k - p < 8 ? k - p : 8;
       __m256 r[8], c0[8], c1[8];
       if (p + 64 < k) {
-        for (int l = 0; l < rows0; l++) _mm_prefetch((const char *)(b0 + l * ldm + p + 64), _MM_HINT_T0);
-        for (int l = 0; l < rows1; l++) _mm_prefetch((const char *)(b1 + l * ldm + p + 64), _MM_HINT_T0);
+        for (int l = 0; l < rows0; l++) KB_PREFETCH_STREAM(b0 + l * ldm + p + 64);
+        for (int l = 0; l < rows1; l++) KB_PREFETCH_STREAM(b1 + l * ldm + p + 64);
       }
       load_block(b0 + p, ldm, rows0, w, r);
       transpose8(r, c0);

@@ -267,7 +267,7 @@ KB_TARGET_AVX512 static void gemv_dot(int64_t k, int64_t n, const float *x, cons
       int64_t w = k - p < 16 ? k - p : 16;
       __m512 r[16], c[16];
       if (p + KB_GEMV_PREFETCH < k)
-        for (int l = 0; l < rows; l++) _mm_prefetch((const char *)(base + l * ldm + p + KB_GEMV_PREFETCH), _MM_HINT_T0);
+        for (int l = 0; l < rows; l++) KB_PREFETCH_STREAM(base + l * ldm + p + KB_GEMV_PREFETCH);
       load_block(base + p, ldm, rows, w, r);
       transpose16(r, c);
       if (w == 16) {

@@ -81,8 +81,8 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline void dot_blocks(cons
     if (k <= KB_SMALL_PREFETCH) {
       kb_small_prefetch_next_rows(next, ld_bytes, k * esize, count, p / 8, steps);
     } else if (p % 16 == 0 && p + KB_SMALL_PREFETCH < k) {
-      for (int l = 0; l < rows; l++) _mm_prefetch(b0 + l * ld_bytes + (p + KB_SMALL_PREFETCH) * esize, _MM_HINT_T0);
-      for (int l = 0; l < rows2; l++) _mm_prefetch(b1 + l * ld_bytes + (p + KB_SMALL_PREFETCH) * esize, _MM_HINT_T0);
+      for (int l = 0; l < rows; l++) KB_PREFETCH_STREAM(b0 + l * ld_bytes + (p + KB_SMALL_PREFETCH) * esize);
+      for (int l = 0; l < rows2; l++) KB_PREFETCH_STREAM(b1 + l * ld_bytes + (p + KB_SMALL_PREFETCH) * esize);
     }
     __m256 col[8];
     tile(BDT, b0 + p * esize, ld_bytes, rows, w, col);
@@ -192,7 +192,7 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline void axpy_chunk(cons
     const char *row = base + p * ld_bytes;
     if (p + KB_SMALL_AXPY_AHEAD < k)
       for (int64_t off = 0; off < width * esize; off += 64)
-        _mm_prefetch(row + KB_SMALL_AXPY_AHEAD * ld_bytes + off, _MM_HINT_T0);
+        KB_PREFETCH_STREAM(row + KB_SMALL_AXPY_AHEAD * ld_bytes + off);
     __m256 w[4];
     for (int v = 0; v < V; v++) {
       int64_t left = width - 8 * v;

@@ -27,14 +27,15 @@
  * [s * per, (s + 1) * per), every cache line of their row_bytes.  Attention
  * calls small_dot per block of 128 keys and the keys go on after it, so
  * rows past B's end are fetched too: the address is computed as an integer
- * (a prefetch reads nothing and never faults). */
+ * (a prefetch reads nothing and never faults).  Into L2, as every stream's
+ * prefetch (simd.h, KB_PREFETCH_STREAM). */
 __attribute__((always_inline)) static inline void kb_small_prefetch_next_rows(const char *next, int64_t ld_bytes,
                                                                              int64_t row_bytes, int64_t count,
                                                                              int64_t step, int64_t steps) {
   int64_t per = (count + steps - 1) / steps;
   for (int64_t l = step * per; l < (step + 1) * per && l < count; l++)
     for (int64_t off = 0; off < row_bytes; off += 64)
-      _mm_prefetch((const char *)((uintptr_t)next + (uintptr_t)(l * ld_bytes + off)), _MM_HINT_T0);
+      KB_PREFETCH_STREAM((uintptr_t)next + (uintptr_t)(l * ld_bytes + off));
 }
 
 #endif /* KB_HAVE_X86_SIMD */

@@ -35,7 +35,7 @@ KV_FN kvf kv_load_n(const float *p, int64_t n) { return _mm512_maskz_loadu_ps(kv
 /* A hint that the 64-byte line holding address p will be read soon; no
  * effect on any result, and p need not point into an object (a prefetch
  * does not fault). */
-KV_FN void kv_prefetch(uintptr_t p) { _mm_prefetch((const char *)p, _MM_HINT_T0); }
+KV_FN void kv_prefetch(uintptr_t p) { KB_PREFETCH_STREAM(p); }
 
 KV_FN void kv_store(float *p, kvf v) { _mm512_storeu_ps(p, v); }
 KV_FN void kv_store_n(float *p, kvf v, int64_t n) { _mm512_mask_storeu_ps(p, kv_mask_first(n), v); }

@@ -23,20 +23,20 @@
  * activation rows that share each unpacked weight block: 4 x 2 accumulators
  * and their operands fit 16 registers, 4 x 4 fit the 32 of AVX-512 (VL). */
 #define QDOT_R 4
-/* Software prefetch of the weights (plain AVX2 only, QDOT_VNNI 0): the
- * rows of a decoder's matrices are short (576 bytes for 1024 Q4_0
- * inputs), so the R rows of a strip are R streams of a few cache lines,
- * which the hardware prefetchers of an AMD EPYC (Zen 3) did not fetch
- * ahead: a Q4_0 decode ran at 4.5 GB/s of weights there, waiting on
- * memory.  Each strip now fetches the strip QDOT_AHEAD strips ahead,
- * spread over its blocks (R blocks' bytes per block step), when a strip
- * has at most QDOT_PREFETCH_MAX bytes (longer rows are long streams the
- * hardware follows, and lines fetched too far ahead leave L1 before
- * use).  The C driver's decode of the bench models on the EPYC: Q4_0 on
- * one thread 1.8x, and 1.1 (Q8_0) to 1.5x (Q4_0, experts) on two
- * (docs/performance.md, "Short weight rows on an AVX2 EPYC").  Not
- * enabled for the VNNI variants, which no machine at hand could time. */
-#define QDOT_PREFETCH (QDOT_VNNI == 0)
+/* Software prefetch of the weights: the rows of a decoder's matrices are
+ * short (576 bytes for 1024 Q4_0 inputs), so the rows of a strip are as
+ * many streams of a few cache lines, which the hardware prefetchers of AMD
+ * EPYCs (Zen 3, Zen 4) did not fetch ahead: a Q4_0 decode ran at 4.5 GB/s
+ * of weights on a Zen 3 (plain AVX2) and 6 GB/s on a Zen 4 (AVX512-VNNI,
+ * tile2_), waiting on memory.  Each strip fetches the strip QDOT_AHEAD
+ * strips ahead, spread over its blocks (a strip's blocks' bytes per block
+ * step), when a strip has at most QDOT_PREFETCH_MAX bytes (longer rows
+ * are long streams the hardware follows).  The C driver's decode of the
+ * bench models: on the Zen 3 Q4_0 on one thread 1.8x, and 1.1 (Q8_0) to
+ * 1.5x (Q4_0, experts) on two (docs/performance.md, "Short weight rows on
+ * an AVX2 EPYC"); on the Zen 4 Q8_0 2.1x and Q4_0 2.6x on one thread
+ * ("Prefetching into L2").  The AVX-VNNI variant (QDOT_VNNI 1) fetches the
+ * same way; no machine at hand had it to time. */
 #define QDOT_AHEAD 2
 #define QDOT_PREFETCH_MAX 16384
 #ifndef QDOT_MI
@@ -182,7 +182,7 @@ QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(tile_)(c
   for (int64_t b = 0; b < nb; b++) {
     if (ahead != NULL) {
       const char *at = (const char *)ahead + b * R * block_bytes;
-      _Pragma("GCC unroll 4") for (int64_t off = 0; off < R * block_bytes; off += 64) _mm_prefetch(at + off, _MM_HINT_T0);
+      _Pragma("GCC unroll 4") for (int64_t off = 0; off < R * block_bytes; off += 64) KB_PREFETCH_STREAM(at + off);
     }
     __m256i wv[QDOT_R];
     __m256 dw[QDOT_R];
@@ -256,17 +256,24 @@ QDOT_TARGET __attribute__((always_inline)) static inline __m512i QDOT_NAME(lanes
   return _mm512_dpbusd_epi32(_mm512_setzero_si512(), aw, sq);
 }
 
+/* tile_ for 2 QDOT_RP weight rows in pairs; ahead: as tile_'s (the 2
+ * QDOT_RP blocks' bytes per block step). */
 QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(tile2_)(const int TYPE, const int MI,
                                                                               const struct kb_qact *act, int64_t i0,
                                                                               const unsigned char *w0,
                                                                               int64_t row_bytes, const float *f16,
-                                                                              float *y, int64_t ldy) {
+                                                                              float *y, int64_t ldy,
+                                                                              const unsigned char *ahead) {
   const int64_t block_bytes = TYPE == KB_QTYPE_Q8_0 ? KB_Q8_0_BLOCK_BYTES : KB_Q4_0_BLOCK_BYTES;
   const int64_t nb = act->nb;
   __m512 acc[QDOT_MI][QDOT_RP];
   _Pragma("GCC unroll 8") for (int i = 0; i < MI; i++)
     _Pragma("GCC unroll 8") for (int r = 0; r < QDOT_RP; r++) acc[i][r] = _mm512_setzero_ps();
   for (int64_t b = 0; b < nb; b++) {
+    if (ahead != NULL) {
+      const char *at = (const char *)ahead + b * 2 * QDOT_RP * block_bytes;
+      _Pragma("GCC unroll 8") for (int64_t off = 0; off < 2 * QDOT_RP * block_bytes; off += 64) KB_PREFETCH_STREAM(at + off);
+    }
     __m512i wv[QDOT_RP];
     __m512 dw[QDOT_RP];
     _Pragma("GCC unroll 8") for (int r = 0; r < QDOT_RP; r++) {
@@ -304,17 +311,23 @@ QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(dot_type
   const float *f16 = kb__f16_to_f32_table();
   int64_t j = 0;
 #if QDOT_VNNI == 2
-  /* Strips of 2 QDOT_RP rows in pairs first (tile2_). */
-  for (; j + 2 * QDOT_RP <= n; j += 2 * QDOT_RP) {
+  /* Strips of 2 QDOT_RP rows in pairs first (tile2_), each prefetching the
+   * strip QDOT_AHEAD strips ahead during its first group of activation
+   * rows, as the strips below. */
+  const int64_t rows2 = 2 * QDOT_RP;
+  const int pf2 = rows2 * row_bytes <= QDOT_PREFETCH_MAX;
+  for (; j + rows2 <= n; j += rows2) {
     int64_t i = 0;
+    const unsigned char *ahead = pf2 && j + (QDOT_AHEAD + 1) * rows2 <= n ? wb + (j + QDOT_AHEAD * rows2) * row_bytes : NULL;
+    const unsigned char *wj = wb + j * row_bytes;
     for (; i + QDOT_MI <= m; i += QDOT_MI)
-      QDOT_NAME(tile2_)(TYPE, QDOT_MI, act, i, wb + j * row_bytes, row_bytes, f16, y + i * ldy + j, ldy);
-    for (; i < m; i++) QDOT_NAME(tile2_)(TYPE, 1, act, i, wb + j * row_bytes, row_bytes, f16, y + i * ldy + j, ldy);
+      QDOT_NAME(tile2_)(TYPE, QDOT_MI, act, i, wj, row_bytes, f16, y + i * ldy + j, ldy, i == 0 ? ahead : NULL);
+    for (; i < m; i++) QDOT_NAME(tile2_)(TYPE, 1, act, i, wj, row_bytes, f16, y + i * ldy + j, ldy, i == 0 ? ahead : NULL);
   }
 #endif
   /* Strips of QDOT_R weight rows (read from L1 again for each group of
    * activation rows), then the remaining rows one at a time. */
-  const int pf = QDOT_PREFETCH && QDOT_R * row_bytes <= QDOT_PREFETCH_MAX;
+  const int pf = QDOT_R * row_bytes <= QDOT_PREFETCH_MAX;
   for (; j + QDOT_R <= n; j += QDOT_R) {
     int64_t i = 0;
     /* Only rows of this call's matrix are addressed. */
@@ -342,7 +355,6 @@ const struct kb_quant_ops QDOT_OPS = {QDOT_NAME(quantize_act_), QDOT_NAME(dot_)}
 
 #undef QDOT_R
 #undef QDOT_MI
-#undef QDOT_PREFETCH
 #undef QDOT_AHEAD
 #undef QDOT_PREFETCH_MAX
 #undef QDOT_NAME
