@@ -6,6 +6,7 @@
  * accumulator follows the contract's fma chain, so the result is the
  * scalar level's, bit for bit. */
 #include "gemm_kernels.h"
+#include "gemm_small_prefetch.h"
 #include "gemm_transpose.h"
 #include "simd.h"
 
@@ -207,6 +208,8 @@ KB_TARGET_AVX2 static void gemv_dot(int64_t k, int64_t n, const float *x, const 
     int64_t rows0 = n - j0 < 8 ? n - j0 : 8;
     int64_t rows1 = n - j0 - 8 < 8 ? n - j0 - 8 : 8;
     const float *b0 = mat + j0 * ldm, *b1 = b0 + 8 * ldm;
+    const char *next = (const char *)((uintptr_t)b0 + (uintptr_t)(16 * ldm * 4));
+    const int64_t next_rows = kb_small_next_rows(n, j0, 16);
     __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
     int64_t p = 0;
     if (rows1 == 8) {
@@ -214,11 +217,14 @@ KB_TARGET_AVX2 static void gemv_dot(int64_t k, int64_t n, const float *x, const 
        * load_block (whose branches, and the arrays they kept on the stack,
        * cost more than the arithmetic); the same chains, so the same bits. */
       for (; p + 8 <= k; p += 8) {
-        if (p + 64 < k)
+        if (p + 64 < k) {
           _Pragma("GCC unroll 8") for (int l = 0; l < 8; l++) {
             KB_PREFETCH_STREAM(b0 + l * ldm + p + 64);
             KB_PREFETCH_STREAM(b1 + l * ldm + p + 64);
           }
+        } else {
+          kb_small_prefetch_next_starts(next, ldm * 4, next_rows, (p + 64 - k) * 4);
+        }
         __m256 r[8], c0[8], c1[8];
         _Pragma("GCC unroll 8") for (int l = 0; l < 8; l++) r[l] = _mm256_loadu_ps(b0 + l * ldm + p);
         transpose8(r, c0);
@@ -237,6 +243,8 @@ KB_TARGET_AVX2 static void gemv_dot(int64_t k, int64_t n, const float *x, const 
       if (p + 64 < k) {
         for (int l = 0; l < rows0; l++) KB_PREFETCH_STREAM(b0 + l * ldm + p + 64);
         for (int l = 0; l < rows1; l++) KB_PREFETCH_STREAM(b1 + l * ldm + p + 64);
+      } else {
+        kb_small_prefetch_next_starts(next, ldm * 4, next_rows, (p + 64 - k) * 4);
       }
       load_block(b0 + p, ldm, rows0, w, r);
       transpose8(r, c0);

@@ -8,6 +8,7 @@
  * accumulator follows the contract's fma chain, so the result is the
  * scalar level's, bit for bit. */
 #include "gemm_kernels.h"
+#include "gemm_small_prefetch.h"
 #include "gemm_transpose.h"
 #include "simd.h"
 
@@ -262,12 +263,16 @@ KB_TARGET_AVX512 static void gemv_dot(int64_t k, int64_t n, const float *x, cons
   for (int64_t j0 = 0; j0 < n; j0 += 16) {
     int64_t rows = n - j0 < 16 ? n - j0 : 16;
     const float *base = mat + j0 * ldm;
+    const char *next = (const char *)((uintptr_t)base + (uintptr_t)(16 * ldm * 4));
+    const int64_t next_rows = kb_small_next_rows(n, j0, 16);
     __m512 acc = _mm512_setzero_ps();
     for (int64_t p = 0; p < k; p += 16) {
       int64_t w = k - p < 16 ? k - p : 16;
       __m512 r[16], c[16];
       if (p + KB_GEMV_PREFETCH < k)
         for (int l = 0; l < rows; l++) KB_PREFETCH_STREAM(base + l * ldm + p + KB_GEMV_PREFETCH);
+      else
+        kb_small_prefetch_next_starts(next, ldm * 4, next_rows, (p + KB_GEMV_PREFETCH - k) * 4);
       load_block(base + p, ldm, rows, w, r);
       transpose16(r, c);
       if (w == 16) {

@@ -67,8 +67,9 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline void tile(const int 
 
 KB_TARGET_AVX2 __attribute__((always_inline)) static inline void dot_blocks(const int BDT, const int M, int64_t k,
                                                                           const float *a, int64_t lda, const void *b,
-                                                                          int64_t ldb, int64_t j0, int64_t rows,
-                                                                          int64_t rows2, float *c, int64_t ldc) {
+                                                                          int64_t ldb, int64_t n, int64_t j0,
+                                                                          int64_t rows, int64_t rows2, float *c,
+                                                                          int64_t ldc) {
   const int64_t esize = BDT == KB_GEMM_F32 ? 4 : 2, ld_bytes = ldb * esize;
   const char *b0 = (const char *)b + j0 * ld_bytes, *b1 = b0 + 8 * ld_bytes;
   __m256 acc0[KB_GEMM_SMALL_M], acc1[KB_GEMM_SMALL_M];
@@ -76,6 +77,7 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline void dot_blocks(cons
   /* The next block: as many rows as this one, right after it. */
   const int64_t count = rows2 > 0 ? 16 : 8, steps = (k + 7) / 8;
   const char *next = (const char *)((uintptr_t)b0 + (uintptr_t)(count * ld_bytes));
+  const int64_t next_rows = kb_small_next_rows(n, j0, count);
   for (int64_t p = 0; p < k; p += 8) {
     int64_t w = k - p < 8 ? k - p : 8;
     if (k <= KB_SMALL_PREFETCH) {
@@ -83,6 +85,8 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline void dot_blocks(cons
     } else if (p % 16 == 0 && p + KB_SMALL_PREFETCH < k) {
       for (int l = 0; l < rows; l++) KB_PREFETCH_STREAM(b0 + l * ld_bytes + (p + KB_SMALL_PREFETCH) * esize);
       for (int l = 0; l < rows2; l++) KB_PREFETCH_STREAM(b1 + l * ld_bytes + (p + KB_SMALL_PREFETCH) * esize);
+    } else if (p % 16 == 0) {
+      kb_small_prefetch_next_starts(next, ld_bytes, next_rows, (p + KB_SMALL_PREFETCH - k) * esize);
     }
     __m256 col[8];
     tile(BDT, b0 + p * esize, ld_bytes, rows, w, col);
@@ -105,7 +109,7 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline void dot_m(const int
   for (int64_t j0 = 0; j0 < n; j0 += step) {
     int64_t rows = n - j0 < 8 ? n - j0 : 8;
     int64_t rows2 = step == 16 && n - j0 > 8 ? (n - j0 - 8 < 8 ? n - j0 - 8 : 8) : 0;
-    dot_blocks(BDT, M, k, a, lda, b, ldb, j0, rows, rows2, c, ldc);
+    dot_blocks(BDT, M, k, a, lda, b, ldb, n, j0, rows, rows2, c, ldc);
   }
 }
 

@@ -182,8 +182,9 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void tile_pairs(co
  * of M rows of A (M a constant). */
 KB_TARGET_AVX512 __attribute__((always_inline)) static inline void dot_blocks(const int BDT, const int M, int64_t k,
                                                                             const float *a, int64_t lda, const void *b,
-                                                                            int64_t ldb, int64_t j0, int64_t rows,
-                                                                            int64_t rows2, float *c, int64_t ldc) {
+                                                                            int64_t ldb, int64_t n, int64_t j0,
+                                                                            int64_t rows, int64_t rows2, float *c,
+                                                                            int64_t ldc) {
   const int64_t esize = BDT == KB_GEMM_F32 ? 4 : 2, ld_bytes = ldb * esize;
   /* Steps per tile: 16 floats, or 32 bfloat16 values (pairs). */
   const int64_t step = BDT == KB_GEMM_BF16 ? 32 : 16;
@@ -193,6 +194,7 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void dot_blocks(co
   /* The next block: as many rows as this one, right after it. */
   const int64_t count = rows2 > 0 ? 32 : 16, steps = (k + step - 1) / step;
   const char *next = (const char *)((uintptr_t)b0 + (uintptr_t)(count * ld_bytes));
+  const int64_t next_rows = kb_small_next_rows(n, j0, count);
   for (int64_t p = 0; p < k; p += step) {
     int64_t w = k - p < step ? k - p : step;
     if (k <= KB_SMALL_PREFETCH) {
@@ -200,6 +202,8 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void dot_blocks(co
     } else if (p + KB_SMALL_PREFETCH < k) {
       for (int l = 0; l < rows; l++) KB_PREFETCH_STREAM(b0 + l * ld_bytes + (p + KB_SMALL_PREFETCH) * esize);
       for (int l = 0; l < rows2; l++) KB_PREFETCH_STREAM(b1 + l * ld_bytes + (p + KB_SMALL_PREFETCH) * esize);
+    } else {
+      kb_small_prefetch_next_starts(next, ld_bytes, next_rows, (p + KB_SMALL_PREFETCH - k) * esize);
     }
     __m512 col[16];
     if (BDT == KB_GEMM_BF16) {
@@ -234,7 +238,7 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void dot_m(const i
   for (int64_t j0 = 0; j0 < n; j0 += step) {
     int64_t rows = n - j0 < 16 ? n - j0 : 16;
     int64_t rows2 = step == 32 && n - j0 > 16 ? (n - j0 - 16 < 16 ? n - j0 - 16 : 16) : 0;
-    dot_blocks(BDT, M, k, a, lda, b, ldb, j0, rows, rows2, c, ldc);
+    dot_blocks(BDT, M, k, a, lda, b, ldb, n, j0, rows, rows2, c, ldc);
   }
 }
 

@@ -1703,6 +1703,72 @@ kb_status kb__gemm_run(kb_context *ctx, const char *fn, int dt, int dt_b, bool t
                        float beta, void *c, int64_t ldc, const struct kb_linear_epilogue *lin);
 
 #endif /* KB_CPU_GEMM_ENGINE_H */
+/* ---- kernels/cpu/gemm_small_prefetch.h ---- */
+/* gemm_small_prefetch.h - the software prefetch of the next block of rows
+ * in the products that read rows of B in blocks (small_dot in
+ * gemm_small_avx2.c / gemm_small_avx512.c, gemv_dot in gemm_avx2.c /
+ * gemm_avx512.c).
+ *
+ * Short rows of B (k <= KB_SMALL_PREFETCH floats: attention's keys, 128 of
+ * one head) make the 8-32 rows of a block as many streams of a few cache
+ * lines each, which the hardware prefetchers of AMD EPYCs (Zen 3 and Zen 4)
+ * did not fetch ahead: decode attention from memory ran markedly faster with
+ * the next block's rows fetched while this block is computed (docs/
+ * performance.md, "Decode attention on an AVX2 EPYC" and "on an AVX-512
+ * EPYC").  A prefetch only moves data, so the results are the same bits. */
+#ifndef KB_CPU_GEMM_SMALL_PREFETCH_H
+#define KB_CPU_GEMM_SMALL_PREFETCH_H
+
+#include <stdint.h>
+
+
+#if KB_HAVE_X86_SIMD
+
+/* Floats (of B's rows) ahead of the current step that small_dot prefetches
+ * along long rows; rows of at most this many floats take
+ * kb_small_prefetch_next_rows instead. */
+#define KB_SMALL_PREFETCH 256
+
+/* Rows [0, count) from `next` on (the block after the current one), spread
+ * over the `steps` steps of p of the current block: step s fetches rows
+ * [s * per, (s + 1) * per), every cache line of their row_bytes.  Attention
+ * calls small_dot per block of 128 keys and the keys go on after it, so
+ * rows past B's end are fetched too: the address is computed as an integer
+ * (a prefetch reads nothing and never faults).  Into L2, as every stream's
+ * prefetch (simd.h, KB_PREFETCH_STREAM). */
+__attribute__((always_inline)) static inline void kb_small_prefetch_next_rows(const char *next, int64_t ld_bytes,
+                                                                             int64_t row_bytes, int64_t count,
+                                                                             int64_t step, int64_t steps) {
+  int64_t per = (count + steps - 1) / steps;
+  for (int64_t l = step * per; l < (step + 1) * per && l < count; l++)
+    for (int64_t off = 0; off < row_bytes; off += 64)
+      KB_PREFETCH_STREAM((uintptr_t)next + (uintptr_t)(l * ld_bytes + off));
+}
+
+/* Long rows: each step of a block fetches its own rows some distance
+ * ahead, and in the block's last stretch, where that distance runs past
+ * the rows' ends, the same line of each of the next block's `count` rows
+ * from `next` (off_bytes into them) instead.  Without it every block's
+ * rows started cold: on an AVX-512 Zen 4 the decode of a bfloat16 model
+ * ran 1.35-1.4x faster with it, a float32 one 1.1x (docs/performance.md,
+ * "Prefetching into L2").  count is 0 for a matrix's last block (the
+ * bytes after it belong to someone else's data, which it would only
+ * pollute the cache with). */
+__attribute__((always_inline)) static inline void kb_small_prefetch_next_starts(const char *next, int64_t ld_bytes,
+                                                                               int64_t count, int64_t off_bytes) {
+  for (int64_t l = 0; l < count; l++)
+    KB_PREFETCH_STREAM((uintptr_t)next + (uintptr_t)(l * ld_bytes + off_bytes));
+}
+
+/* Rows of the block after rows [j0, j0 + count) of n: 0 to count. */
+static inline int64_t kb_small_next_rows(int64_t n, int64_t j0, int64_t count) {
+  int64_t left = n - j0 - count;
+  return left <= 0 ? 0 : left < count ? left : count;
+}
+
+#endif /* KB_HAVE_X86_SIMD */
+
+#endif /* KB_CPU_GEMM_SMALL_PREFETCH_H */
 /* ---- kernels/cpu/gemm_transpose.h ---- */
 /* gemm_transpose.h - the in-register transposes of a square block of B
  * (8 x 8 floats on avx2, 16 x 16 on avx512), shared by the packing of the
@@ -1771,49 +1837,6 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void transpose16(c
 #endif /* KB_HAVE_X86_SIMD */
 
 #endif /* KB_CPU_GEMM_TRANSPOSE_H */
-/* ---- kernels/cpu/gemm_small_prefetch.h ---- */
-/* gemm_small_prefetch.h - the software prefetch of small_dot's next block of
- * rows when B's rows are short (gemm_small_avx2.c, gemm_small_avx512.c).
- *
- * Short rows of B (k <= KB_SMALL_PREFETCH floats: attention's keys, 128 of
- * one head) make the 8-32 rows of a block as many streams of a few cache
- * lines each, which the hardware prefetchers of AMD EPYCs (Zen 3 and Zen 4)
- * did not fetch ahead: decode attention from memory ran markedly faster with
- * the next block's rows fetched while this block is computed (docs/
- * performance.md, "Decode attention on an AVX2 EPYC" and "on an AVX-512
- * EPYC").  A prefetch only moves data, so the results are the same bits. */
-#ifndef KB_CPU_GEMM_SMALL_PREFETCH_H
-#define KB_CPU_GEMM_SMALL_PREFETCH_H
-
-#include <stdint.h>
-
-
-#if KB_HAVE_X86_SIMD
-
-/* Floats (of B's rows) ahead of the current step that small_dot prefetches
- * along long rows; rows of at most this many floats take
- * kb_small_prefetch_next_rows instead. */
-#define KB_SMALL_PREFETCH 256
-
-/* Rows [0, count) from `next` on (the block after the current one), spread
- * over the `steps` steps of p of the current block: step s fetches rows
- * [s * per, (s + 1) * per), every cache line of their row_bytes.  Attention
- * calls small_dot per block of 128 keys and the keys go on after it, so
- * rows past B's end are fetched too: the address is computed as an integer
- * (a prefetch reads nothing and never faults).  Into L2, as every stream's
- * prefetch (simd.h, KB_PREFETCH_STREAM). */
-__attribute__((always_inline)) static inline void kb_small_prefetch_next_rows(const char *next, int64_t ld_bytes,
-                                                                             int64_t row_bytes, int64_t count,
-                                                                             int64_t step, int64_t steps) {
-  int64_t per = (count + steps - 1) / steps;
-  for (int64_t l = step * per; l < (step + 1) * per && l < count; l++)
-    for (int64_t off = 0; off < row_bytes; off += 64)
-      KB_PREFETCH_STREAM((uintptr_t)next + (uintptr_t)(l * ld_bytes + off));
-}
-
-#endif /* KB_HAVE_X86_SIMD */
-
-#endif /* KB_CPU_GEMM_SMALL_PREFETCH_H */
 /* ---- kernels/cpu/linear.h ---- */
 /* linear.h - kb_linear_w's product for arguments already validated
  * (linear.c), shared with the decoder kernels that run linear layers on
@@ -10966,6 +10989,8 @@ KB_TARGET_AVX2 static void gemm_avx2__gemv_dot(int64_t k, int64_t n, const float
     int64_t rows0 = n - j0 < 8 ? n - j0 : 8;
     int64_t rows1 = n - j0 - 8 < 8 ? n - j0 - 8 : 8;
     const float *b0 = mat + j0 * ldm, *b1 = b0 + 8 * ldm;
+    const char *next = (const char *)((uintptr_t)b0 + (uintptr_t)(16 * ldm * 4));
+    const int64_t next_rows = kb_small_next_rows(n, j0, 16);
     __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
     int64_t p = 0;
     if (rows1 == 8) {
@@ -10973,11 +10998,14 @@ KB_TARGET_AVX2 static void gemm_avx2__gemv_dot(int64_t k, int64_t n, const float
        * load_block (whose branches, and the arrays they kept on the stack,
        * cost more than the arithmetic); the same chains, so the same bits. */
       for (; p + 8 <= k; p += 8) {
-        if (p + 64 < k)
+        if (p + 64 < k) {
           _Pragma("GCC unroll 8") for (int l = 0; l < 8; l++) {
             KB_PREFETCH_STREAM(b0 + l * ldm + p + 64);
             KB_PREFETCH_STREAM(b1 + l * ldm + p + 64);
           }
+        } else {
+          kb_small_prefetch_next_starts(next, ldm * 4, next_rows, (p + 64 - k) * 4);
+        }
         __m256 r[8], c0[8], c1[8];
         _Pragma("GCC unroll 8") for (int l = 0; l < 8; l++) r[l] = _mm256_loadu_ps(b0 + l * ldm + p);
         transpose8(r, c0);
@@ -10996,6 +11024,8 @@ KB_TARGET_AVX2 static void gemm_avx2__gemv_dot(int64_t k, int64_t n, const float
       if (p + 64 < k) {
         for (int l = 0; l < rows0; l++) KB_PREFETCH_STREAM(b0 + l * ldm + p + 64);
         for (int l = 0; l < rows1; l++) KB_PREFETCH_STREAM(b1 + l * ldm + p + 64);
+      } else {
+        kb_small_prefetch_next_starts(next, ldm * 4, next_rows, (p + 64 - k) * 4);
       }
       gemm_avx2__load_block(b0 + p, ldm, rows0, w, r);
       transpose8(r, c0);
@@ -11350,12 +11380,16 @@ KB_TARGET_AVX512 static void gemm_avx512__gemv_dot(int64_t k, int64_t n, const f
   for (int64_t j0 = 0; j0 < n; j0 += 16) {
     int64_t rows = n - j0 < 16 ? n - j0 : 16;
     const float *base = mat + j0 * ldm;
+    const char *next = (const char *)((uintptr_t)base + (uintptr_t)(16 * ldm * 4));
+    const int64_t next_rows = kb_small_next_rows(n, j0, 16);
     __m512 acc = _mm512_setzero_ps();
     for (int64_t p = 0; p < k; p += 16) {
       int64_t w = k - p < 16 ? k - p : 16;
       __m512 r[16], c[16];
       if (p + KB_GEMV_PREFETCH < k)
         for (int l = 0; l < rows; l++) KB_PREFETCH_STREAM(base + l * ldm + p + KB_GEMV_PREFETCH);
+      else
+        kb_small_prefetch_next_starts(next, ldm * 4, next_rows, (p + KB_GEMV_PREFETCH - k) * 4);
       gemm_avx512__load_block(base + p, ldm, rows, w, r);
       transpose16(r, c);
       if (w == 16) {
@@ -12392,8 +12426,9 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline void gemm_small_avx2
 
 KB_TARGET_AVX2 __attribute__((always_inline)) static inline void gemm_small_avx2__dot_blocks(const int BDT, const int M, int64_t k,
                                                                           const float *a, int64_t lda, const void *b,
-                                                                          int64_t ldb, int64_t j0, int64_t rows,
-                                                                          int64_t rows2, float *c, int64_t ldc) {
+                                                                          int64_t ldb, int64_t n, int64_t j0,
+                                                                          int64_t rows, int64_t rows2, float *c,
+                                                                          int64_t ldc) {
   const int64_t esize = BDT == KB_GEMM_F32 ? 4 : 2, ld_bytes = ldb * esize;
   const char *b0 = (const char *)b + j0 * ld_bytes, *b1 = b0 + 8 * ld_bytes;
   __m256 acc0[KB_GEMM_SMALL_M], acc1[KB_GEMM_SMALL_M];
@@ -12401,6 +12436,7 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline void gemm_small_avx2
   /* The next block: as many rows as this one, right after it. */
   const int64_t count = rows2 > 0 ? 16 : 8, steps = (k + 7) / 8;
   const char *next = (const char *)((uintptr_t)b0 + (uintptr_t)(count * ld_bytes));
+  const int64_t next_rows = kb_small_next_rows(n, j0, count);
   for (int64_t p = 0; p < k; p += 8) {
     int64_t w = k - p < 8 ? k - p : 8;
     if (k <= KB_SMALL_PREFETCH) {
@@ -12408,6 +12444,8 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline void gemm_small_avx2
     } else if (p % 16 == 0 && p + KB_SMALL_PREFETCH < k) {
       for (int l = 0; l < rows; l++) KB_PREFETCH_STREAM(b0 + l * ld_bytes + (p + KB_SMALL_PREFETCH) * esize);
       for (int l = 0; l < rows2; l++) KB_PREFETCH_STREAM(b1 + l * ld_bytes + (p + KB_SMALL_PREFETCH) * esize);
+    } else if (p % 16 == 0) {
+      kb_small_prefetch_next_starts(next, ld_bytes, next_rows, (p + KB_SMALL_PREFETCH - k) * esize);
     }
     __m256 col[8];
     gemm_small_avx2__tile(BDT, b0 + p * esize, ld_bytes, rows, w, col);
@@ -12430,7 +12468,7 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline void gemm_small_avx2
   for (int64_t j0 = 0; j0 < n; j0 += step) {
     int64_t rows = n - j0 < 8 ? n - j0 : 8;
     int64_t rows2 = step == 16 && n - j0 > 8 ? (n - j0 - 8 < 8 ? n - j0 - 8 : 8) : 0;
-    gemm_small_avx2__dot_blocks(BDT, M, k, a, lda, b, ldb, j0, rows, rows2, c, ldc);
+    gemm_small_avx2__dot_blocks(BDT, M, k, a, lda, b, ldb, n, j0, rows, rows2, c, ldc);
   }
 }
 
@@ -12778,8 +12816,9 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void gemm_small_av
  * of M rows of A (M a constant). */
 KB_TARGET_AVX512 __attribute__((always_inline)) static inline void gemm_small_avx512__dot_blocks(const int BDT, const int M, int64_t k,
                                                                             const float *a, int64_t lda, const void *b,
-                                                                            int64_t ldb, int64_t j0, int64_t rows,
-                                                                            int64_t rows2, float *c, int64_t ldc) {
+                                                                            int64_t ldb, int64_t n, int64_t j0,
+                                                                            int64_t rows, int64_t rows2, float *c,
+                                                                            int64_t ldc) {
   const int64_t esize = BDT == KB_GEMM_F32 ? 4 : 2, ld_bytes = ldb * esize;
   /* Steps per tile: 16 floats, or 32 bfloat16 values (pairs). */
   const int64_t step = BDT == KB_GEMM_BF16 ? 32 : 16;
@@ -12789,6 +12828,7 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void gemm_small_av
   /* The next block: as many rows as this one, right after it. */
   const int64_t count = rows2 > 0 ? 32 : 16, steps = (k + step - 1) / step;
   const char *next = (const char *)((uintptr_t)b0 + (uintptr_t)(count * ld_bytes));
+  const int64_t next_rows = kb_small_next_rows(n, j0, count);
   for (int64_t p = 0; p < k; p += step) {
     int64_t w = k - p < step ? k - p : step;
     if (k <= KB_SMALL_PREFETCH) {
@@ -12796,6 +12836,8 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void gemm_small_av
     } else if (p + KB_SMALL_PREFETCH < k) {
       for (int l = 0; l < rows; l++) KB_PREFETCH_STREAM(b0 + l * ld_bytes + (p + KB_SMALL_PREFETCH) * esize);
       for (int l = 0; l < rows2; l++) KB_PREFETCH_STREAM(b1 + l * ld_bytes + (p + KB_SMALL_PREFETCH) * esize);
+    } else {
+      kb_small_prefetch_next_starts(next, ld_bytes, next_rows, (p + KB_SMALL_PREFETCH - k) * esize);
     }
     __m512 col[16];
     if (BDT == KB_GEMM_BF16) {
@@ -12830,7 +12872,7 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void gemm_small_av
   for (int64_t j0 = 0; j0 < n; j0 += step) {
     int64_t rows = n - j0 < 16 ? n - j0 : 16;
     int64_t rows2 = step == 32 && n - j0 > 16 ? (n - j0 - 16 < 16 ? n - j0 - 16 : 16) : 0;
-    gemm_small_avx512__dot_blocks(BDT, M, k, a, lda, b, ldb, j0, rows, rows2, c, ldc);
+    gemm_small_avx512__dot_blocks(BDT, M, k, a, lda, b, ldb, n, j0, rows, rows2, c, ldc);
   }
 }
 
