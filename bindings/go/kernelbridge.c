@@ -1578,9 +1578,9 @@ static inline int64_t kb_cpu_min_rows(int64_t cols) { return cols > 0 ? KB_ROW_M
  * the small-m and quantized products, K and V of decode attention, the
  * inputs of the row kernels.  Into L2 (T1), not L1 (T0): on an AVX-512
  * Zen 4 the same prefetches into L1 left those streams well short of the
- * memory's speed (decode of a float32 / bfloat16 model 1.1-1.6x faster with
- * T1, decode attention from memory 1.3-1.5x; docs/performance.md,
- * "Prefetching into L2"), and the demand load that follows finds the line
+ * memory's speed (with T1 the decode of a float32 model ran up to 1.25x
+ * faster, of a bfloat16 one 1.45-1.6x, decode attention from memory
+ * 1.2-1.9x; docs/performance.md, "Prefetching into L2"), and the demand load that follows finds the line
  * in L2, a latency the out-of-order core hides.  Only data moves: the
  * results are the same bits either way. */
 #define KB_PREFETCH_STREAM(p) _mm_prefetch((const char *)(p), _MM_HINT_T1)
@@ -1750,8 +1750,8 @@ __attribute__((always_inline)) static inline void kb_small_prefetch_next_rows(co
  * the rows' ends, the same line of each of the next block's `count` rows
  * from `next` (off_bytes into them) instead.  Without it every block's
  * rows started cold: on an AVX-512 Zen 4 the decode of a bfloat16 model
- * ran 1.35-1.4x faster with it, a float32 one 1.1x (docs/performance.md,
- * "Prefetching into L2").  count is 0 for a matrix's last block (the
+ * ran 1.3-1.55x faster with it, a float32 one 1.0-1.1x on one thread
+ * (docs/performance.md, "Prefetching into L2").  count is 0 for a matrix's last block (the
  * bytes after it belong to someone else's data, which it would only
  * pollute the cache with). */
 __attribute__((always_inline)) static inline void kb_small_prefetch_next_starts(const char *next, int64_t ld_bytes,
@@ -2855,9 +2855,9 @@ void kb_half_narrow(int f16, const float *src, uint16_t *dst, int64_t n);
  * the small-m and quantized products, K and V of decode attention, the
  * inputs of the row kernels.  Into L2 (T1), not L1 (T0): on an AVX-512
  * Zen 4 the same prefetches into L1 left those streams well short of the
- * memory's speed (decode of a float32 / bfloat16 model 1.1-1.6x faster with
- * T1, decode attention from memory 1.3-1.5x; docs/performance.md,
- * "Prefetching into L2"), and the demand load that follows finds the line
+ * memory's speed (with T1 the decode of a float32 model ran up to 1.25x
+ * faster, of a bfloat16 one 1.45-1.6x, decode attention from memory
+ * 1.2-1.9x; docs/performance.md, "Prefetching into L2"), and the demand load that follows finds the line
  * in L2, a latency the out-of-order core hides.  Only data moves: the
  * results are the same bits either way. */
 #define KB_PREFETCH_STREAM(p) _mm_prefetch((const char *)(p), _MM_HINT_T1)
@@ -24342,8 +24342,8 @@ const float *kb__f16_to_f32_table(void) {
  * are long streams the hardware follows).  The C driver's decode of the
  * bench models: on the Zen 3 Q4_0 on one thread 1.8x, and 1.1 (Q8_0) to
  * 1.5x (Q4_0, experts) on two (docs/performance.md, "Short weight rows on
- * an AVX2 EPYC"); on the Zen 4 Q8_0 2.1x and Q4_0 2.6x on one thread
- * ("Prefetching into L2").  The AVX-VNNI variant (QDOT_VNNI 1) fetches the
+ * an AVX2 EPYC"); on the Zen 4 Q8_0 2.1-2.3x and Q4_0 2.4-2.9x on one
+ * thread ("Prefetching into L2").  The AVX-VNNI variant (QDOT_VNNI 1) fetches the
  * same way; no machine at hand had it to time. */
 #define QDOT_AHEAD 2
 #define QDOT_PREFETCH_MAX 16384
@@ -24715,8 +24715,8 @@ const struct kb_quant_ops QDOT_OPS = {QDOT_NAME(quantize_act_), QDOT_NAME(dot_)}
  * are long streams the hardware follows).  The C driver's decode of the
  * bench models: on the Zen 3 Q4_0 on one thread 1.8x, and 1.1 (Q8_0) to
  * 1.5x (Q4_0, experts) on two (docs/performance.md, "Short weight rows on
- * an AVX2 EPYC"); on the Zen 4 Q8_0 2.1x and Q4_0 2.6x on one thread
- * ("Prefetching into L2").  The AVX-VNNI variant (QDOT_VNNI 1) fetches the
+ * an AVX2 EPYC"); on the Zen 4 Q8_0 2.1-2.3x and Q4_0 2.4-2.9x on one
+ * thread ("Prefetching into L2").  The AVX-VNNI variant (QDOT_VNNI 1) fetches the
  * same way; no machine at hand had it to time. */
 #define QDOT_AHEAD 2
 #define QDOT_PREFETCH_MAX 16384
@@ -25086,8 +25086,8 @@ const struct kb_quant_ops QDOT_OPS = {QDOT_NAME(quantize_act_), QDOT_NAME(dot_)}
  * are long streams the hardware follows).  The C driver's decode of the
  * bench models: on the Zen 3 Q4_0 on one thread 1.8x, and 1.1 (Q8_0) to
  * 1.5x (Q4_0, experts) on two (docs/performance.md, "Short weight rows on
- * an AVX2 EPYC"); on the Zen 4 Q8_0 2.1x and Q4_0 2.6x on one thread
- * ("Prefetching into L2").  The AVX-VNNI variant (QDOT_VNNI 1) fetches the
+ * an AVX2 EPYC"); on the Zen 4 Q8_0 2.1-2.3x and Q4_0 2.4-2.9x on one
+ * thread ("Prefetching into L2").  The AVX-VNNI variant (QDOT_VNNI 1) fetches the
  * same way; no machine at hand had it to time. */
 #define QDOT_AHEAD 2
 #define QDOT_PREFETCH_MAX 16384

@@ -34,8 +34,8 @@
  * are long streams the hardware follows).  The C driver's decode of the
  * bench models: on the Zen 3 Q4_0 on one thread 1.8x, and 1.1 (Q8_0) to
  * 1.5x (Q4_0, experts) on two (docs/performance.md, "Short weight rows on
- * an AVX2 EPYC"); on the Zen 4 Q8_0 2.1x and Q4_0 2.6x on one thread
- * ("Prefetching into L2").  The AVX-VNNI variant (QDOT_VNNI 1) fetches the
+ * an AVX2 EPYC"); on the Zen 4 Q8_0 2.1-2.3x and Q4_0 2.4-2.9x on one
+ * thread ("Prefetching into L2").  The AVX-VNNI variant (QDOT_VNNI 1) fetches the
  * same way; no machine at hand had it to time. */
 #define QDOT_AHEAD 2
 #define QDOT_PREFETCH_MAX 16384
