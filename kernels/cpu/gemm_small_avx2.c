@@ -82,11 +82,13 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline void dot_blocks(cons
     int64_t w = k - p < 8 ? k - p : 8;
     if (k <= KB_SMALL_PREFETCH) {
       kb_small_prefetch_next_rows(next, ld_bytes, k * esize, count, p / 8, steps);
-    } else if (p % 16 == 0 && p + KB_SMALL_PREFETCH < k) {
-      for (int l = 0; l < rows; l++) KB_PREFETCH_STREAM(b0 + l * ld_bytes + (p + KB_SMALL_PREFETCH) * esize);
-      for (int l = 0; l < rows2; l++) KB_PREFETCH_STREAM(b1 + l * ld_bytes + (p + KB_SMALL_PREFETCH) * esize);
     } else if (p % 16 == 0) {
-      kb_small_prefetch_next_starts(next, ld_bytes, next_rows, (p + KB_SMALL_PREFETCH - k) * esize);
+      if (p + KB_SMALL_PREFETCH < k) {
+        for (int l = 0; l < rows; l++) KB_PREFETCH_STREAM(b0 + l * ld_bytes + (p + KB_SMALL_PREFETCH) * esize);
+        for (int l = 0; l < rows2; l++) KB_PREFETCH_STREAM(b1 + l * ld_bytes + (p + KB_SMALL_PREFETCH) * esize);
+      } else {
+        kb_small_prefetch_next_starts(next, ld_bytes, next_rows, (p + KB_SMALL_PREFETCH - k) * esize);
+      }
     }
     __m256 col[8];
     tile(BDT, b0 + p * esize, ld_bytes, rows, w, col);

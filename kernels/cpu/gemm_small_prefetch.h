@@ -46,9 +46,9 @@ __attribute__((always_inline)) static inline void kb_small_prefetch_next_rows(co
  * from `next` (off_bytes into them) instead.  Without it every block's
  * rows started cold: on an AVX-512 Zen 4 the decode of a bfloat16 model
  * ran 1.3-1.55x faster with it, a float32 one 1.0-1.1x on one thread
- * (docs/performance.md, "Prefetching into L2").  count is 0 for a matrix's last block (the
- * bytes after it belong to someone else's data, which it would only
- * pollute the cache with). */
+ * (docs/performance.md, "Prefetching into L2").  count is 0 for a
+ * matrix's last block (the bytes after it are someone else's data, which
+ * it would only pollute the cache with). */
 __attribute__((always_inline)) static inline void kb_small_prefetch_next_starts(const char *next, int64_t ld_bytes,
                                                                                int64_t count, int64_t off_bytes) {
   for (int64_t l = 0; l < count; l++)

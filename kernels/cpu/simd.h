@@ -41,9 +41,9 @@
  * Zen 4 the same prefetches into L1 left those streams well short of the
  * memory's speed (with T1 the decode of a float32 model ran up to 1.25x
  * faster, of a bfloat16 one 1.45-1.6x, decode attention from memory
- * 1.2-1.9x; docs/performance.md, "Prefetching into L2"), and the demand load that follows finds the line
- * in L2, a latency the out-of-order core hides.  Only data moves: the
- * results are the same bits either way. */
+ * 1.2-1.9x; docs/performance.md, "Prefetching into L2"), and the demand
+ * load that follows finds the line in L2, a latency the out-of-order core
+ * hides.  Only data moves: the results are the same bits either way. */
 #define KB_PREFETCH_STREAM(p) _mm_prefetch((const char *)(p), _MM_HINT_T1)
 #endif
 

@@ -35,8 +35,9 @@
  * bench models: on the Zen 3 Q4_0 on one thread 1.8x, and 1.1 (Q8_0) to
  * 1.5x (Q4_0, experts) on two (docs/performance.md, "Short weight rows on
  * an AVX2 EPYC"); on the Zen 4 Q8_0 2.1-2.3x and Q4_0 2.4-2.9x on one
- * thread ("Prefetching into L2").  The AVX-VNNI variant (QDOT_VNNI 1) fetches the
- * same way; no machine at hand had it to time. */
+ * thread ("Prefetching into L2").  The AVX-VNNI variant (QDOT_VNNI 1)
+ * fetches the same way; no machine at hand had it to time.  ahead_ and
+ * prefetch_step_ below. */
 #define QDOT_AHEAD 2
 #define QDOT_PREFETCH_MAX 16384
 #ifndef QDOT_MI
@@ -159,6 +160,25 @@ QDOT_TARGET __attribute__((always_inline)) static inline __m256i QDOT_NAME(init_
                           _mm256_slli_epi32(_mm256_loadu_si256((const __m256i *)(act->s + at * 8)), 3));
 }
 
+/* The strip QDOT_AHEAD strips after the strip at row j (strips of `rows`
+ * rows, rows of row_bytes), for the strip at j to prefetch; NULL when a
+ * strip has more than QDOT_PREFETCH_MAX bytes, or when that strip would lie
+ * past row n (only rows of this call's matrix are addressed). */
+static inline const unsigned char *QDOT_NAME(ahead_)(const unsigned char *wb, int64_t j, int64_t rows, int64_t n,
+                                                     int64_t row_bytes) {
+  if (rows * row_bytes > QDOT_PREFETCH_MAX || j + (QDOT_AHEAD + 1) * rows > n) return NULL;
+  return wb + (j + QDOT_AHEAD * rows) * row_bytes;
+}
+
+/* Block step b of a strip's prefetch of `ahead` (nothing when NULL): its
+ * b-th `bytes` (the strip's blocks' bytes for one block step). */
+__attribute__((always_inline)) static inline void QDOT_NAME(prefetch_step_)(const unsigned char *ahead, int64_t b,
+                                                                          int64_t bytes) {
+  if (ahead == NULL) return;
+  const char *at = (const char *)ahead + b * bytes;
+  _Pragma("GCC unroll 8") for (int64_t off = 0; off < bytes; off += 64) KB_PREFETCH_STREAM(at + off);
+}
+
 /* R weight rows from w0 times MI activation rows from i0 (both constants):
  * per block, each weight block is unpacked once for the MI rows, each
  * activation block loaded once for the R rows; y[i * ldy + r] gets output
@@ -180,10 +200,7 @@ QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(tile_)(c
   _Pragma("GCC unroll 8") for (int i = 0; i < MI; i++)
     _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) acc[i][r] = _mm256_setzero_ps();
   for (int64_t b = 0; b < nb; b++) {
-    if (ahead != NULL) {
-      const char *at = (const char *)ahead + b * R * block_bytes;
-      _Pragma("GCC unroll 4") for (int64_t off = 0; off < R * block_bytes; off += 64) KB_PREFETCH_STREAM(at + off);
-    }
+    QDOT_NAME(prefetch_step_)(ahead, b, R * block_bytes);
     __m256i wv[QDOT_R];
     __m256 dw[QDOT_R];
     _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {
@@ -270,10 +287,7 @@ QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(tile2_)(
   _Pragma("GCC unroll 8") for (int i = 0; i < MI; i++)
     _Pragma("GCC unroll 8") for (int r = 0; r < QDOT_RP; r++) acc[i][r] = _mm512_setzero_ps();
   for (int64_t b = 0; b < nb; b++) {
-    if (ahead != NULL) {
-      const char *at = (const char *)ahead + b * 2 * QDOT_RP * block_bytes;
-      _Pragma("GCC unroll 8") for (int64_t off = 0; off < 2 * QDOT_RP * block_bytes; off += 64) KB_PREFETCH_STREAM(at + off);
-    }
+    QDOT_NAME(prefetch_step_)(ahead, b, 2 * QDOT_RP * block_bytes);
     __m512i wv[QDOT_RP];
     __m512 dw[QDOT_RP];
     _Pragma("GCC unroll 8") for (int r = 0; r < QDOT_RP; r++) {
@@ -311,14 +325,13 @@ QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(dot_type
   const float *f16 = kb__f16_to_f32_table();
   int64_t j = 0;
 #if QDOT_VNNI == 2
-  /* Strips of 2 QDOT_RP rows in pairs first (tile2_), each prefetching the
-   * strip QDOT_AHEAD strips ahead during its first group of activation
-   * rows, as the strips below. */
+  /* Strips of 2 QDOT_RP rows in pairs first (tile2_), each prefetching
+   * (ahead_) during its first group of activation rows, as the strips
+   * below. */
   const int64_t rows2 = 2 * QDOT_RP;
-  const int pf2 = rows2 * row_bytes <= QDOT_PREFETCH_MAX;
   for (; j + rows2 <= n; j += rows2) {
     int64_t i = 0;
-    const unsigned char *ahead = pf2 && j + (QDOT_AHEAD + 1) * rows2 <= n ? wb + (j + QDOT_AHEAD * rows2) * row_bytes : NULL;
+    const unsigned char *ahead = QDOT_NAME(ahead_)(wb, j, rows2, n, row_bytes);
     const unsigned char *wj = wb + j * row_bytes;
     for (; i + QDOT_MI <= m; i += QDOT_MI)
       QDOT_NAME(tile2_)(TYPE, QDOT_MI, act, i, wj, row_bytes, f16, y + i * ldy + j, ldy, i == 0 ? ahead : NULL);
@@ -327,11 +340,9 @@ QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(dot_type
 #endif
   /* Strips of QDOT_R weight rows (read from L1 again for each group of
    * activation rows), then the remaining rows one at a time. */
-  const int pf = QDOT_R * row_bytes <= QDOT_PREFETCH_MAX;
   for (; j + QDOT_R <= n; j += QDOT_R) {
     int64_t i = 0;
-    /* Only rows of this call's matrix are addressed. */
-    const unsigned char *ahead = pf && j + (QDOT_AHEAD + 1) * QDOT_R <= n ? wb + (j + QDOT_AHEAD * QDOT_R) * row_bytes : NULL;
+    const unsigned char *ahead = QDOT_NAME(ahead_)(wb, j, QDOT_R, n, row_bytes);
     for (; i + QDOT_MI <= m; i += QDOT_MI)
       QDOT_NAME(tile_)(TYPE, QDOT_R, QDOT_MI, act, i, wb + j * row_bytes, row_bytes, f16, y + i * ldy + j, ldy, i == 0 ? ahead : NULL);
     for (; i < m; i++) QDOT_NAME(tile_)(TYPE, QDOT_R, 1, act, i, wb + j * row_bytes, row_bytes, f16, y + i * ldy + j, ldy, i == 0 ? ahead : NULL);

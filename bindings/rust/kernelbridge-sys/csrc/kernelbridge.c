@@ -1580,9 +1580,9 @@ static inline int64_t kb_cpu_min_rows(int64_t cols) { return cols > 0 ? KB_ROW_M
  * Zen 4 the same prefetches into L1 left those streams well short of the
  * memory's speed (with T1 the decode of a float32 model ran up to 1.25x
  * faster, of a bfloat16 one 1.45-1.6x, decode attention from memory
- * 1.2-1.9x; docs/performance.md, "Prefetching into L2"), and the demand load that follows finds the line
- * in L2, a latency the out-of-order core hides.  Only data moves: the
- * results are the same bits either way. */
+ * 1.2-1.9x; docs/performance.md, "Prefetching into L2"), and the demand
+ * load that follows finds the line in L2, a latency the out-of-order core
+ * hides.  Only data moves: the results are the same bits either way. */
 #define KB_PREFETCH_STREAM(p) _mm_prefetch((const char *)(p), _MM_HINT_T1)
 #endif
 
@@ -1751,9 +1751,9 @@ __attribute__((always_inline)) static inline void kb_small_prefetch_next_rows(co
  * from `next` (off_bytes into them) instead.  Without it every block's
  * rows started cold: on an AVX-512 Zen 4 the decode of a bfloat16 model
  * ran 1.3-1.55x faster with it, a float32 one 1.0-1.1x on one thread
- * (docs/performance.md, "Prefetching into L2").  count is 0 for a matrix's last block (the
- * bytes after it belong to someone else's data, which it would only
- * pollute the cache with). */
+ * (docs/performance.md, "Prefetching into L2").  count is 0 for a
+ * matrix's last block (the bytes after it are someone else's data, which
+ * it would only pollute the cache with). */
 __attribute__((always_inline)) static inline void kb_small_prefetch_next_starts(const char *next, int64_t ld_bytes,
                                                                                int64_t count, int64_t off_bytes) {
   for (int64_t l = 0; l < count; l++)
@@ -2857,9 +2857,9 @@ void kb_half_narrow(int f16, const float *src, uint16_t *dst, int64_t n);
  * Zen 4 the same prefetches into L1 left those streams well short of the
  * memory's speed (with T1 the decode of a float32 model ran up to 1.25x
  * faster, of a bfloat16 one 1.45-1.6x, decode attention from memory
- * 1.2-1.9x; docs/performance.md, "Prefetching into L2"), and the demand load that follows finds the line
- * in L2, a latency the out-of-order core hides.  Only data moves: the
- * results are the same bits either way. */
+ * 1.2-1.9x; docs/performance.md, "Prefetching into L2"), and the demand
+ * load that follows finds the line in L2, a latency the out-of-order core
+ * hides.  Only data moves: the results are the same bits either way. */
 #define KB_PREFETCH_STREAM(p) _mm_prefetch((const char *)(p), _MM_HINT_T1)
 #endif
 
@@ -12441,11 +12441,13 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline void gemm_small_avx2
     int64_t w = k - p < 8 ? k - p : 8;
     if (k <= KB_SMALL_PREFETCH) {
       kb_small_prefetch_next_rows(next, ld_bytes, k * esize, count, p / 8, steps);
-    } else if (p % 16 == 0 && p + KB_SMALL_PREFETCH < k) {
-      for (int l = 0; l < rows; l++) KB_PREFETCH_STREAM(b0 + l * ld_bytes + (p + KB_SMALL_PREFETCH) * esize);
-      for (int l = 0; l < rows2; l++) KB_PREFETCH_STREAM(b1 + l * ld_bytes + (p + KB_SMALL_PREFETCH) * esize);
     } else if (p % 16 == 0) {
-      kb_small_prefetch_next_starts(next, ld_bytes, next_rows, (p + KB_SMALL_PREFETCH - k) * esize);
+      if (p + KB_SMALL_PREFETCH < k) {
+        for (int l = 0; l < rows; l++) KB_PREFETCH_STREAM(b0 + l * ld_bytes + (p + KB_SMALL_PREFETCH) * esize);
+        for (int l = 0; l < rows2; l++) KB_PREFETCH_STREAM(b1 + l * ld_bytes + (p + KB_SMALL_PREFETCH) * esize);
+      } else {
+        kb_small_prefetch_next_starts(next, ld_bytes, next_rows, (p + KB_SMALL_PREFETCH - k) * esize);
+      }
     }
     __m256 col[8];
     gemm_small_avx2__tile(BDT, b0 + p * esize, ld_bytes, rows, w, col);
@@ -24264,6 +24266,8 @@ const float *kb__f16_to_f32_table(void) {
 #define hsum_kb__quant_ops_avx2 qdot_avx2__hsum_kb__quant_ops_avx2
 #define wscale_kb__quant_ops_avx2 qdot_avx2__wscale_kb__quant_ops_avx2
 #define init_kb__quant_ops_avx2 qdot_avx2__init_kb__quant_ops_avx2
+#define ahead_kb__quant_ops_avx2 qdot_avx2__ahead_kb__quant_ops_avx2
+#define prefetch_step_kb__quant_ops_avx2 qdot_avx2__prefetch_step_kb__quant_ops_avx2
 #define tile_kb__quant_ops_avx2 qdot_avx2__tile_kb__quant_ops_avx2
 #define dot_type_kb__quant_ops_avx2 qdot_avx2__dot_type_kb__quant_ops_avx2
 #define dot_kb__quant_ops_avx2 qdot_avx2__dot_kb__quant_ops_avx2
@@ -24273,6 +24277,8 @@ const float *kb__f16_to_f32_table(void) {
 #define hsum_kb__quant_ops_avx2_vnni qdot_avx2__hsum_kb__quant_ops_avx2_vnni
 #define wscale_kb__quant_ops_avx2_vnni qdot_avx2__wscale_kb__quant_ops_avx2_vnni
 #define init_kb__quant_ops_avx2_vnni qdot_avx2__init_kb__quant_ops_avx2_vnni
+#define ahead_kb__quant_ops_avx2_vnni qdot_avx2__ahead_kb__quant_ops_avx2_vnni
+#define prefetch_step_kb__quant_ops_avx2_vnni qdot_avx2__prefetch_step_kb__quant_ops_avx2_vnni
 #define tile_kb__quant_ops_avx2_vnni qdot_avx2__tile_kb__quant_ops_avx2_vnni
 #define dot_type_kb__quant_ops_avx2_vnni qdot_avx2__dot_type_kb__quant_ops_avx2_vnni
 #define dot_kb__quant_ops_avx2_vnni qdot_avx2__dot_kb__quant_ops_avx2_vnni
@@ -24282,6 +24288,8 @@ const float *kb__f16_to_f32_table(void) {
 #define hsum_kb__quant_ops_avx512_vnni qdot_avx2__hsum_kb__quant_ops_avx512_vnni
 #define wscale_kb__quant_ops_avx512_vnni qdot_avx2__wscale_kb__quant_ops_avx512_vnni
 #define init_kb__quant_ops_avx512_vnni qdot_avx2__init_kb__quant_ops_avx512_vnni
+#define ahead_kb__quant_ops_avx512_vnni qdot_avx2__ahead_kb__quant_ops_avx512_vnni
+#define prefetch_step_kb__quant_ops_avx512_vnni qdot_avx2__prefetch_step_kb__quant_ops_avx512_vnni
 #define tile_kb__quant_ops_avx512_vnni qdot_avx2__tile_kb__quant_ops_avx512_vnni
 #define wq2_kb__quant_ops_avx512_vnni qdot_avx2__wq2_kb__quant_ops_avx512_vnni
 #define init2_kb__quant_ops_avx512_vnni qdot_avx2__init2_kb__quant_ops_avx512_vnni
@@ -24343,8 +24351,9 @@ const float *kb__f16_to_f32_table(void) {
  * bench models: on the Zen 3 Q4_0 on one thread 1.8x, and 1.1 (Q8_0) to
  * 1.5x (Q4_0, experts) on two (docs/performance.md, "Short weight rows on
  * an AVX2 EPYC"); on the Zen 4 Q8_0 2.1-2.3x and Q4_0 2.4-2.9x on one
- * thread ("Prefetching into L2").  The AVX-VNNI variant (QDOT_VNNI 1) fetches the
- * same way; no machine at hand had it to time. */
+ * thread ("Prefetching into L2").  The AVX-VNNI variant (QDOT_VNNI 1)
+ * fetches the same way; no machine at hand had it to time.  ahead_ and
+ * prefetch_step_ below. */
 #define QDOT_AHEAD 2
 #define QDOT_PREFETCH_MAX 16384
 #ifndef QDOT_MI
@@ -24467,6 +24476,25 @@ QDOT_TARGET __attribute__((always_inline)) static inline __m256i QDOT_NAME(init_
                           _mm256_slli_epi32(_mm256_loadu_si256((const __m256i *)(act->s + at * 8)), 3));
 }
 
+/* The strip QDOT_AHEAD strips after the strip at row j (strips of `rows`
+ * rows, rows of row_bytes), for the strip at j to prefetch; NULL when a
+ * strip has more than QDOT_PREFETCH_MAX bytes, or when that strip would lie
+ * past row n (only rows of this call's matrix are addressed). */
+static inline const unsigned char *QDOT_NAME(ahead_)(const unsigned char *wb, int64_t j, int64_t rows, int64_t n,
+                                                     int64_t row_bytes) {
+  if (rows * row_bytes > QDOT_PREFETCH_MAX || j + (QDOT_AHEAD + 1) * rows > n) return NULL;
+  return wb + (j + QDOT_AHEAD * rows) * row_bytes;
+}
+
+/* Block step b of a strip's prefetch of `ahead` (nothing when NULL): its
+ * b-th `bytes` (the strip's blocks' bytes for one block step). */
+__attribute__((always_inline)) static inline void QDOT_NAME(prefetch_step_)(const unsigned char *ahead, int64_t b,
+                                                                          int64_t bytes) {
+  if (ahead == NULL) return;
+  const char *at = (const char *)ahead + b * bytes;
+  _Pragma("GCC unroll 8") for (int64_t off = 0; off < bytes; off += 64) KB_PREFETCH_STREAM(at + off);
+}
+
 /* R weight rows from w0 times MI activation rows from i0 (both constants):
  * per block, each weight block is unpacked once for the MI rows, each
  * activation block loaded once for the R rows; y[i * ldy + r] gets output
@@ -24488,10 +24516,7 @@ QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(tile_)(c
   _Pragma("GCC unroll 8") for (int i = 0; i < MI; i++)
     _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) acc[i][r] = _mm256_setzero_ps();
   for (int64_t b = 0; b < nb; b++) {
-    if (ahead != NULL) {
-      const char *at = (const char *)ahead + b * R * block_bytes;
-      _Pragma("GCC unroll 4") for (int64_t off = 0; off < R * block_bytes; off += 64) KB_PREFETCH_STREAM(at + off);
-    }
+    QDOT_NAME(prefetch_step_)(ahead, b, R * block_bytes);
     __m256i wv[QDOT_R];
     __m256 dw[QDOT_R];
     _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {
@@ -24578,10 +24603,7 @@ QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(tile2_)(
   _Pragma("GCC unroll 8") for (int i = 0; i < MI; i++)
     _Pragma("GCC unroll 8") for (int r = 0; r < QDOT_RP; r++) acc[i][r] = _mm512_setzero_ps();
   for (int64_t b = 0; b < nb; b++) {
-    if (ahead != NULL) {
-      const char *at = (const char *)ahead + b * 2 * QDOT_RP * block_bytes;
-      _Pragma("GCC unroll 8") for (int64_t off = 0; off < 2 * QDOT_RP * block_bytes; off += 64) KB_PREFETCH_STREAM(at + off);
-    }
+    QDOT_NAME(prefetch_step_)(ahead, b, 2 * QDOT_RP * block_bytes);
     __m512i wv[QDOT_RP];
     __m512 dw[QDOT_RP];
     _Pragma("GCC unroll 8") for (int r = 0; r < QDOT_RP; r++) {
@@ -24619,14 +24641,13 @@ QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(dot_type
   const float *f16 = kb__f16_to_f32_table();
   int64_t j = 0;
 #if QDOT_VNNI == 2
-  /* Strips of 2 QDOT_RP rows in pairs first (tile2_), each prefetching the
-   * strip QDOT_AHEAD strips ahead during its first group of activation
-   * rows, as the strips below. */
+  /* Strips of 2 QDOT_RP rows in pairs first (tile2_), each prefetching
+   * (ahead_) during its first group of activation rows, as the strips
+   * below. */
   const int64_t rows2 = 2 * QDOT_RP;
-  const int pf2 = rows2 * row_bytes <= QDOT_PREFETCH_MAX;
   for (; j + rows2 <= n; j += rows2) {
     int64_t i = 0;
-    const unsigned char *ahead = pf2 && j + (QDOT_AHEAD + 1) * rows2 <= n ? wb + (j + QDOT_AHEAD * rows2) * row_bytes : NULL;
+    const unsigned char *ahead = QDOT_NAME(ahead_)(wb, j, rows2, n, row_bytes);
     const unsigned char *wj = wb + j * row_bytes;
     for (; i + QDOT_MI <= m; i += QDOT_MI)
       QDOT_NAME(tile2_)(TYPE, QDOT_MI, act, i, wj, row_bytes, f16, y + i * ldy + j, ldy, i == 0 ? ahead : NULL);
@@ -24635,11 +24656,9 @@ QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(dot_type
 #endif
   /* Strips of QDOT_R weight rows (read from L1 again for each group of
    * activation rows), then the remaining rows one at a time. */
-  const int pf = QDOT_R * row_bytes <= QDOT_PREFETCH_MAX;
   for (; j + QDOT_R <= n; j += QDOT_R) {
     int64_t i = 0;
-    /* Only rows of this call's matrix are addressed. */
-    const unsigned char *ahead = pf && j + (QDOT_AHEAD + 1) * QDOT_R <= n ? wb + (j + QDOT_AHEAD * QDOT_R) * row_bytes : NULL;
+    const unsigned char *ahead = QDOT_NAME(ahead_)(wb, j, QDOT_R, n, row_bytes);
     for (; i + QDOT_MI <= m; i += QDOT_MI)
       QDOT_NAME(tile_)(TYPE, QDOT_R, QDOT_MI, act, i, wb + j * row_bytes, row_bytes, f16, y + i * ldy + j, ldy, i == 0 ? ahead : NULL);
     for (; i < m; i++) QDOT_NAME(tile_)(TYPE, QDOT_R, 1, act, i, wb + j * row_bytes, row_bytes, f16, y + i * ldy + j, ldy, i == 0 ? ahead : NULL);
@@ -24716,8 +24735,9 @@ const struct kb_quant_ops QDOT_OPS = {QDOT_NAME(quantize_act_), QDOT_NAME(dot_)}
  * bench models: on the Zen 3 Q4_0 on one thread 1.8x, and 1.1 (Q8_0) to
  * 1.5x (Q4_0, experts) on two (docs/performance.md, "Short weight rows on
  * an AVX2 EPYC"); on the Zen 4 Q8_0 2.1-2.3x and Q4_0 2.4-2.9x on one
- * thread ("Prefetching into L2").  The AVX-VNNI variant (QDOT_VNNI 1) fetches the
- * same way; no machine at hand had it to time. */
+ * thread ("Prefetching into L2").  The AVX-VNNI variant (QDOT_VNNI 1)
+ * fetches the same way; no machine at hand had it to time.  ahead_ and
+ * prefetch_step_ below. */
 #define QDOT_AHEAD 2
 #define QDOT_PREFETCH_MAX 16384
 #ifndef QDOT_MI
@@ -24840,6 +24860,25 @@ QDOT_TARGET __attribute__((always_inline)) static inline __m256i QDOT_NAME(init_
                           _mm256_slli_epi32(_mm256_loadu_si256((const __m256i *)(act->s + at * 8)), 3));
 }
 
+/* The strip QDOT_AHEAD strips after the strip at row j (strips of `rows`
+ * rows, rows of row_bytes), for the strip at j to prefetch; NULL when a
+ * strip has more than QDOT_PREFETCH_MAX bytes, or when that strip would lie
+ * past row n (only rows of this call's matrix are addressed). */
+static inline const unsigned char *QDOT_NAME(ahead_)(const unsigned char *wb, int64_t j, int64_t rows, int64_t n,
+                                                     int64_t row_bytes) {
+  if (rows * row_bytes > QDOT_PREFETCH_MAX || j + (QDOT_AHEAD + 1) * rows > n) return NULL;
+  return wb + (j + QDOT_AHEAD * rows) * row_bytes;
+}
+
+/* Block step b of a strip's prefetch of `ahead` (nothing when NULL): its
+ * b-th `bytes` (the strip's blocks' bytes for one block step). */
+__attribute__((always_inline)) static inline void QDOT_NAME(prefetch_step_)(const unsigned char *ahead, int64_t b,
+                                                                          int64_t bytes) {
+  if (ahead == NULL) return;
+  const char *at = (const char *)ahead + b * bytes;
+  _Pragma("GCC unroll 8") for (int64_t off = 0; off < bytes; off += 64) KB_PREFETCH_STREAM(at + off);
+}
+
 /* R weight rows from w0 times MI activation rows from i0 (both constants):
  * per block, each weight block is unpacked once for the MI rows, each
  * activation block loaded once for the R rows; y[i * ldy + r] gets output
@@ -24861,10 +24900,7 @@ QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(tile_)(c
   _Pragma("GCC unroll 8") for (int i = 0; i < MI; i++)
     _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) acc[i][r] = _mm256_setzero_ps();
   for (int64_t b = 0; b < nb; b++) {
-    if (ahead != NULL) {
-      const char *at = (const char *)ahead + b * R * block_bytes;
-      _Pragma("GCC unroll 4") for (int64_t off = 0; off < R * block_bytes; off += 64) KB_PREFETCH_STREAM(at + off);
-    }
+    QDOT_NAME(prefetch_step_)(ahead, b, R * block_bytes);
     __m256i wv[QDOT_R];
     __m256 dw[QDOT_R];
     _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {
@@ -24951,10 +24987,7 @@ QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(tile2_)(
   _Pragma("GCC unroll 8") for (int i = 0; i < MI; i++)
     _Pragma("GCC unroll 8") for (int r = 0; r < QDOT_RP; r++) acc[i][r] = _mm512_setzero_ps();
   for (int64_t b = 0; b < nb; b++) {
-    if (ahead != NULL) {
-      const char *at = (const char *)ahead + b * 2 * QDOT_RP * block_bytes;
-      _Pragma("GCC unroll 8") for (int64_t off = 0; off < 2 * QDOT_RP * block_bytes; off += 64) KB_PREFETCH_STREAM(at + off);
-    }
+    QDOT_NAME(prefetch_step_)(ahead, b, 2 * QDOT_RP * block_bytes);
     __m512i wv[QDOT_RP];
     __m512 dw[QDOT_RP];
     _Pragma("GCC unroll 8") for (int r = 0; r < QDOT_RP; r++) {
@@ -24992,14 +25025,13 @@ QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(dot_type
   const float *f16 = kb__f16_to_f32_table();
   int64_t j = 0;
 #if QDOT_VNNI == 2
-  /* Strips of 2 QDOT_RP rows in pairs first (tile2_), each prefetching the
-   * strip QDOT_AHEAD strips ahead during its first group of activation
-   * rows, as the strips below. */
+  /* Strips of 2 QDOT_RP rows in pairs first (tile2_), each prefetching
+   * (ahead_) during its first group of activation rows, as the strips
+   * below. */
   const int64_t rows2 = 2 * QDOT_RP;
-  const int pf2 = rows2 * row_bytes <= QDOT_PREFETCH_MAX;
   for (; j + rows2 <= n; j += rows2) {
     int64_t i = 0;
-    const unsigned char *ahead = pf2 && j + (QDOT_AHEAD + 1) * rows2 <= n ? wb + (j + QDOT_AHEAD * rows2) * row_bytes : NULL;
+    const unsigned char *ahead = QDOT_NAME(ahead_)(wb, j, rows2, n, row_bytes);
     const unsigned char *wj = wb + j * row_bytes;
     for (; i + QDOT_MI <= m; i += QDOT_MI)
       QDOT_NAME(tile2_)(TYPE, QDOT_MI, act, i, wj, row_bytes, f16, y + i * ldy + j, ldy, i == 0 ? ahead : NULL);
@@ -25008,11 +25040,9 @@ QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(dot_type
 #endif
   /* Strips of QDOT_R weight rows (read from L1 again for each group of
    * activation rows), then the remaining rows one at a time. */
-  const int pf = QDOT_R * row_bytes <= QDOT_PREFETCH_MAX;
   for (; j + QDOT_R <= n; j += QDOT_R) {
     int64_t i = 0;
-    /* Only rows of this call's matrix are addressed. */
-    const unsigned char *ahead = pf && j + (QDOT_AHEAD + 1) * QDOT_R <= n ? wb + (j + QDOT_AHEAD * QDOT_R) * row_bytes : NULL;
+    const unsigned char *ahead = QDOT_NAME(ahead_)(wb, j, QDOT_R, n, row_bytes);
     for (; i + QDOT_MI <= m; i += QDOT_MI)
       QDOT_NAME(tile_)(TYPE, QDOT_R, QDOT_MI, act, i, wb + j * row_bytes, row_bytes, f16, y + i * ldy + j, ldy, i == 0 ? ahead : NULL);
     for (; i < m; i++) QDOT_NAME(tile_)(TYPE, QDOT_R, 1, act, i, wb + j * row_bytes, row_bytes, f16, y + i * ldy + j, ldy, i == 0 ? ahead : NULL);
@@ -25087,8 +25117,9 @@ const struct kb_quant_ops QDOT_OPS = {QDOT_NAME(quantize_act_), QDOT_NAME(dot_)}
  * bench models: on the Zen 3 Q4_0 on one thread 1.8x, and 1.1 (Q8_0) to
  * 1.5x (Q4_0, experts) on two (docs/performance.md, "Short weight rows on
  * an AVX2 EPYC"); on the Zen 4 Q8_0 2.1-2.3x and Q4_0 2.4-2.9x on one
- * thread ("Prefetching into L2").  The AVX-VNNI variant (QDOT_VNNI 1) fetches the
- * same way; no machine at hand had it to time. */
+ * thread ("Prefetching into L2").  The AVX-VNNI variant (QDOT_VNNI 1)
+ * fetches the same way; no machine at hand had it to time.  ahead_ and
+ * prefetch_step_ below. */
 #define QDOT_AHEAD 2
 #define QDOT_PREFETCH_MAX 16384
 #ifndef QDOT_MI
@@ -25211,6 +25242,25 @@ QDOT_TARGET __attribute__((always_inline)) static inline __m256i QDOT_NAME(init_
                           _mm256_slli_epi32(_mm256_loadu_si256((const __m256i *)(act->s + at * 8)), 3));
 }
 
+/* The strip QDOT_AHEAD strips after the strip at row j (strips of `rows`
+ * rows, rows of row_bytes), for the strip at j to prefetch; NULL when a
+ * strip has more than QDOT_PREFETCH_MAX bytes, or when that strip would lie
+ * past row n (only rows of this call's matrix are addressed). */
+static inline const unsigned char *QDOT_NAME(ahead_)(const unsigned char *wb, int64_t j, int64_t rows, int64_t n,
+                                                     int64_t row_bytes) {
+  if (rows * row_bytes > QDOT_PREFETCH_MAX || j + (QDOT_AHEAD + 1) * rows > n) return NULL;
+  return wb + (j + QDOT_AHEAD * rows) * row_bytes;
+}
+
+/* Block step b of a strip's prefetch of `ahead` (nothing when NULL): its
+ * b-th `bytes` (the strip's blocks' bytes for one block step). */
+__attribute__((always_inline)) static inline void QDOT_NAME(prefetch_step_)(const unsigned char *ahead, int64_t b,
+                                                                          int64_t bytes) {
+  if (ahead == NULL) return;
+  const char *at = (const char *)ahead + b * bytes;
+  _Pragma("GCC unroll 8") for (int64_t off = 0; off < bytes; off += 64) KB_PREFETCH_STREAM(at + off);
+}
+
 /* R weight rows from w0 times MI activation rows from i0 (both constants):
  * per block, each weight block is unpacked once for the MI rows, each
  * activation block loaded once for the R rows; y[i * ldy + r] gets output
@@ -25232,10 +25282,7 @@ QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(tile_)(c
   _Pragma("GCC unroll 8") for (int i = 0; i < MI; i++)
     _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) acc[i][r] = _mm256_setzero_ps();
   for (int64_t b = 0; b < nb; b++) {
-    if (ahead != NULL) {
-      const char *at = (const char *)ahead + b * R * block_bytes;
-      _Pragma("GCC unroll 4") for (int64_t off = 0; off < R * block_bytes; off += 64) KB_PREFETCH_STREAM(at + off);
-    }
+    QDOT_NAME(prefetch_step_)(ahead, b, R * block_bytes);
     __m256i wv[QDOT_R];
     __m256 dw[QDOT_R];
     _Pragma("GCC unroll 8") for (int r = 0; r < R; r++) {
@@ -25322,10 +25369,7 @@ QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(tile2_)(
   _Pragma("GCC unroll 8") for (int i = 0; i < MI; i++)
     _Pragma("GCC unroll 8") for (int r = 0; r < QDOT_RP; r++) acc[i][r] = _mm512_setzero_ps();
   for (int64_t b = 0; b < nb; b++) {
-    if (ahead != NULL) {
-      const char *at = (const char *)ahead + b * 2 * QDOT_RP * block_bytes;
-      _Pragma("GCC unroll 8") for (int64_t off = 0; off < 2 * QDOT_RP * block_bytes; off += 64) KB_PREFETCH_STREAM(at + off);
-    }
+    QDOT_NAME(prefetch_step_)(ahead, b, 2 * QDOT_RP * block_bytes);
     __m512i wv[QDOT_RP];
     __m512 dw[QDOT_RP];
     _Pragma("GCC unroll 8") for (int r = 0; r < QDOT_RP; r++) {
@@ -25363,14 +25407,13 @@ QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(dot_type
   const float *f16 = kb__f16_to_f32_table();
   int64_t j = 0;
 #if QDOT_VNNI == 2
-  /* Strips of 2 QDOT_RP rows in pairs first (tile2_), each prefetching the
-   * strip QDOT_AHEAD strips ahead during its first group of activation
-   * rows, as the strips below. */
+  /* Strips of 2 QDOT_RP rows in pairs first (tile2_), each prefetching
+   * (ahead_) during its first group of activation rows, as the strips
+   * below. */
   const int64_t rows2 = 2 * QDOT_RP;
-  const int pf2 = rows2 * row_bytes <= QDOT_PREFETCH_MAX;
   for (; j + rows2 <= n; j += rows2) {
     int64_t i = 0;
-    const unsigned char *ahead = pf2 && j + (QDOT_AHEAD + 1) * rows2 <= n ? wb + (j + QDOT_AHEAD * rows2) * row_bytes : NULL;
+    const unsigned char *ahead = QDOT_NAME(ahead_)(wb, j, rows2, n, row_bytes);
     const unsigned char *wj = wb + j * row_bytes;
     for (; i + QDOT_MI <= m; i += QDOT_MI)
       QDOT_NAME(tile2_)(TYPE, QDOT_MI, act, i, wj, row_bytes, f16, y + i * ldy + j, ldy, i == 0 ? ahead : NULL);
@@ -25379,11 +25422,9 @@ QDOT_TARGET __attribute__((always_inline)) static inline void QDOT_NAME(dot_type
 #endif
   /* Strips of QDOT_R weight rows (read from L1 again for each group of
    * activation rows), then the remaining rows one at a time. */
-  const int pf = QDOT_R * row_bytes <= QDOT_PREFETCH_MAX;
   for (; j + QDOT_R <= n; j += QDOT_R) {
     int64_t i = 0;
-    /* Only rows of this call's matrix are addressed. */
-    const unsigned char *ahead = pf && j + (QDOT_AHEAD + 1) * QDOT_R <= n ? wb + (j + QDOT_AHEAD * QDOT_R) * row_bytes : NULL;
+    const unsigned char *ahead = QDOT_NAME(ahead_)(wb, j, QDOT_R, n, row_bytes);
     for (; i + QDOT_MI <= m; i += QDOT_MI)
       QDOT_NAME(tile_)(TYPE, QDOT_R, QDOT_MI, act, i, wb + j * row_bytes, row_bytes, f16, y + i * ldy + j, ldy, i == 0 ? ahead : NULL);
     for (; i < m; i++) QDOT_NAME(tile_)(TYPE, QDOT_R, 1, act, i, wb + j * row_bytes, row_bytes, f16, y + i * ldy + j, ldy, i == 0 ? ahead : NULL);
@@ -25432,6 +25473,9 @@ const struct kb_quant_ops kb__quant_ops_avx512_vnni = {NULL, NULL};
 #undef QDOT_RP
 #undef QDOT_TARGET
 #undef QDOT_VNNI
+#undef ahead_kb__quant_ops_avx2
+#undef ahead_kb__quant_ops_avx2_vnni
+#undef ahead_kb__quant_ops_avx512_vnni
 #undef dot_kb__quant_ops_avx2
 #undef dot_kb__quant_ops_avx2_vnni
 #undef dot_kb__quant_ops_avx512_vnni
@@ -25449,6 +25493,9 @@ const struct kb_quant_ops kb__quant_ops_avx512_vnni = {NULL, NULL};
 #undef lanes_kb__quant_ops_avx2
 #undef lanes_kb__quant_ops_avx2_vnni
 #undef lanes_kb__quant_ops_avx512_vnni
+#undef prefetch_step_kb__quant_ops_avx2
+#undef prefetch_step_kb__quant_ops_avx2_vnni
+#undef prefetch_step_kb__quant_ops_avx512_vnni
 #undef quantize_act_kb__quant_ops_avx2
 #undef quantize_act_kb__quant_ops_avx2_vnni
 #undef quantize_act_kb__quant_ops_avx512_vnni
