@@ -4,7 +4,8 @@
  * broadcast A element per step of p (27 of the 32 registers).  Edge tiles
  * use instances of 8, 4, 2 and 1 rows and masked columns, and at most 16
  * columns one vector of them; rows of A that would crowd one L1 set take
- * 8 and 4 rows at a time.  Every
+ * 8 and 4 rows at a time; with A in rows, 1-4 columns past a multiple of
+ * 16 are computed with the tile's rows as the lanes (tail()).  Every
  * accumulator follows the contract's fma chain, so the result is the
  * scalar level's, bit for bit. */
 #include "gemm_kernels.h"
@@ -24,6 +25,9 @@
  * (docs/performance.md). */
 #define SMALL_DOT_ROWS_F32 8
 #define SMALL_DOT_ROWS_HALF 8
+/* Most columns past a multiple of 16 that kernel() computes with A's rows
+ * as the lanes (tail()) rather than with a vector of 16 columns. */
+#define TAIL_COLS 4
 /* How far ahead (floats) gemv_dot prefetches each row. */
 #ifndef KB_GEMV_PREFETCH
 #define KB_GEMV_PREFETCH 128
@@ -173,11 +177,89 @@ KB_TARGET_AVX512 __attribute__((noinline)) static void tile_rows_narrow(int64_t 
   tile_rows(1, kc, a, a_rs, a_cs, b, b_rs, c, ldc, rows, m0, 0, 0, first, last);
 }
 
+/* The C (a constant, at most TAIL_COLS) columns of a tile from A stored in
+ * rows (a_cs == 1), in the other orientation: the lanes are the tile's rows
+ * and each column of B is broadcast.  Each block of 16 steps loads the rows'
+ * 16 values and transposes them, so that vector q holds A(i, p + q) in lane
+ * i; then acc[j] += vector q * B(p + q, j), q increasing.  Every element is
+ * the same fma chain as in the row-broadcast tile (the two factors of each
+ * product swapped, which changes no bit), started and finished as the
+ * contract says. */
+KB_TARGET_AVX512 __attribute__((always_inline)) static inline void tail_cols(const int C, int64_t kc, const float *a,
+                                                                           int64_t a_rs, const float *b, int64_t b_rs,
+                                                                           float *c, int64_t ldc, int64_t rows,
+                                                                           int first,
+                                                                           const struct kb_gemm_epilogue *last) {
+  float t[16];
+  __m512 acc[TAIL_COLS];
+  for (int j = 0; j < C; j++) {
+    for (int i = 0; i < 16; i++) t[i] = !first && i < rows ? c[i * ldc + j] : 0.0f;
+    acc[j] = _mm512_loadu_ps(t);
+  }
+  for (int64_t p = 0; p < kc; p += 16) {
+    int64_t w = kc - p < 16 ? kc - p : 16;
+    __m512 r[16], col[16];
+    _Pragma("GCC unroll 16") for (int l = 0; l < 16; l++)
+      r[l] = l < rows ? _mm512_maskz_loadu_ps(first_lanes(w), a + l * a_rs + p) : _mm512_setzero_ps();
+    transpose16(r, col);
+    if (w == 16) {
+      _Pragma("GCC unroll 16") for (int q = 0; q < 16; q++)
+        _Pragma("GCC unroll 4") for (int j = 0; j < C; j++)
+          acc[j] = _mm512_fmadd_ps(col[q], _mm512_set1_ps(b[(p + q) * b_rs + j]), acc[j]);
+    } else {
+      for (int64_t q = 0; q < w; q++)
+        _Pragma("GCC unroll 4") for (int j = 0; j < C; j++)
+          acc[j] = _mm512_fmadd_ps(col[q], _mm512_set1_ps(b[(p + q) * b_rs + j]), acc[j]);
+    }
+  }
+  for (int j = 0; j < C; j++) {
+    __m512 v = acc[j];
+    /* ROW_STORE's epilogue, lane by lane. */
+    if (last != NULL && last->alpha != 1.0f) v = _mm512_mul_ps(_mm512_set1_ps(last->alpha), v);
+    _mm512_storeu_ps(t, v);
+    for (int64_t i = 0; i < rows; i++) {
+      float y = t[i];
+      if (last != NULL && last->beta != 0.0f) y = y + last->beta * last->c0[i * last->ldc0 + j];
+      c[i * ldc + j] = y;
+    }
+  }
+}
+
+/* tail_cols for 1 .. TAIL_COLS columns, out of line. */
+KB_TARGET_AVX512 __attribute__((noinline)) static void tail(int64_t kc, const float *a, int64_t a_rs, const float *b,
+                                                           int64_t b_rs, float *c, int64_t ldc, int64_t rows,
+                                                           int64_t cols, int first,
+                                                           const struct kb_gemm_epilogue *last) {
+  switch (cols) {
+    case 1: tail_cols(1, kc, a, a_rs, b, b_rs, c, ldc, rows, first, last); break;
+    case 2: tail_cols(2, kc, a, a_rs, b, b_rs, c, ldc, rows, first, last); break;
+    case 3: tail_cols(3, kc, a, a_rs, b, b_rs, c, ldc, rows, first, last); break;
+    default: tail_cols(4, kc, a, a_rs, b, b_rs, c, ldc, rows, first, last); break;
+  }
+}
+
 /* A tile of rows x cols (at most 12 x 32); at most 16 columns compute one
- * vector of them (tile_rows with NB = 1). */
+ * vector of them (tile_rows with NB = 1).  With A in rows (a_cs == 1: the
+ * weights of a swapped product, read in place or widened), up to
+ * TAIL_COLS columns past a multiple of 16 take tail() instead of a vector
+ * of 16 that would be mostly padding: the last panel of an expert's or a
+ * prefill's 33-36 rows, or a whole panel of 17-20. */
 KB_TARGET_AVX512 static void kernel(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *b,
                                     int64_t b_rs, float *c, int64_t ldc, int64_t rows, int64_t cols, int first,
                                     const struct kb_gemm_epilogue *last) {
+  int64_t lead = cols / 16 * 16, rest = cols - lead;
+  if (a_cs == 1 && rest > 0 && rest <= TAIL_COLS) {
+    if (lead == 16) tile_rows_narrow(kc, a, a_rs, a_cs, b, b_rs, c, ldc, rows, 0xffff, first, last);
+    struct kb_gemm_epilogue e;
+    const struct kb_gemm_epilogue *ep = NULL;
+    if (last != NULL) {
+      e = *last;
+      if (e.c0 != NULL) e.c0 += lead;
+      ep = &e;
+    }
+    tail(kc, a, a_rs, b + lead, b_rs, c + lead, ldc, rows, rest, first, ep);
+    return;
+  }
   __mmask16 m0 = first_lanes(cols), m1 = first_lanes(cols - 16);
   int full = cols == NR;
   if (cols <= 16)

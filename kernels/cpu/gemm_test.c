@@ -126,6 +126,11 @@ static void test_swapped_paths(void) {
   run_case(NULL, 19, 2200, 40, 1, 1.0f, 0.0f, false);  /* several MC blocks of C^T */
   run_case(c2, 33, 2500, 24, 0, 1.0f, 0.0f, true);     /* NaN in C ignored */
   run_case(c2, 150, 900, 70, 5, 1.0f, 0.0f, false);  /* ragged rows and columns */
+  /* 1-4 columns of C^T past 16 or 32 (avx512 computes them with the
+   * weights' rows as lanes): across K blocks, with alpha, on 2 threads. */
+  run_case(NULL, 20, 400, 1100, 1, 1.0f, 0.0f, false);
+  run_case(NULL, 36, 500, 700, 0, 0.25f, 0.0f, false);
+  run_case(c2, 34, 700, 530, 2, 1.0f, 0.0f, true);
   kb_context_destroy(c2);
 }
 
