@@ -1128,6 +1128,10 @@ struct kb_gemm_ops {
    * At most KB_GEMM_SMALL_M; more rows, or other shapes, take the blocked
    * path.  Only speed depends on it: every path computes the same chains. */
   int small_dot_rows_f32, small_dot_rows_half;
+  /* Most columns past a multiple of 16 that the kernel computes without a
+   * vector of 16 columns when A is in rows (a_cs == 1; 0: never).  The
+   * engine then runs 16-bit weights swapped at such row counts too. */
+  int tail_cols;
 };
 
 /* The small-m kernels and the 16-bit pack of each level (gemm_small_<isa>.c). */
@@ -2022,6 +2026,10 @@ struct kb_gemm_ops {
    * At most KB_GEMM_SMALL_M; more rows, or other shapes, take the blocked
    * path.  Only speed depends on it: every path computes the same chains. */
   int small_dot_rows_f32, small_dot_rows_half;
+  /* Most columns past a multiple of 16 that the kernel computes without a
+   * vector of 16 columns when A is in rows (a_cs == 1; 0: never).  The
+   * engine then runs 16-bit weights swapped at such row counts too. */
+  int tail_cols;
 };
 
 /* The small-m kernels and the 16-bit pack of each level (gemm_small_<isa>.c). */
@@ -3431,6 +3439,10 @@ struct kb_gemm_ops {
    * At most KB_GEMM_SMALL_M; more rows, or other shapes, take the blocked
    * path.  Only speed depends on it: every path computes the same chains. */
   int small_dot_rows_f32, small_dot_rows_half;
+  /* Most columns past a multiple of 16 that the kernel computes without a
+   * vector of 16 columns when A is in rows (a_cs == 1; 0: never).  The
+   * engine then runs 16-bit weights swapped at such row counts too. */
+  int tail_cols;
 };
 
 /* The small-m kernels and the 16-bit pack of each level (gemm_small_<isa>.c). */
@@ -4146,6 +4158,10 @@ struct kb_gemm_ops {
    * At most KB_GEMM_SMALL_M; more rows, or other shapes, take the blocked
    * path.  Only speed depends on it: every path computes the same chains. */
   int small_dot_rows_f32, small_dot_rows_half;
+  /* Most columns past a multiple of 16 that the kernel computes without a
+   * vector of 16 columns when A is in rows (a_cs == 1; 0: never).  The
+   * engine then runs 16-bit weights swapped at such row counts too. */
+  int tail_cols;
 };
 
 /* The small-m kernels and the 16-bit pack of each level (gemm_small_<isa>.c). */
@@ -10776,6 +10792,8 @@ kb_status kb_gemm_batched_f16(kb_context *ctx, bool trans_a, bool trans_b, int64
 #define rows_2 gemm_avx2__rows_2
 #define rows_1 gemm_avx2__rows_1
 #define first_lanes gemm_avx2__first_lanes
+#define tail_cols gemm_avx2__tail_cols
+#define tail gemm_avx2__tail
 #define kernel gemm_avx2__kernel
 #define load_block gemm_avx2__load_block
 #define pack_bt gemm_avx2__pack_bt
@@ -10787,7 +10805,9 @@ kb_status kb_gemm_batched_f16(kb_context *ctx, bool trans_a, bool trans_b, int64
  *
  * Register tile 6 x 16: 12 ymm accumulators, two B vectors and one
  * broadcast A element per step of p (15 of the 16 registers).  Edge tiles
- * use instances of 4, 2 and 1 rows and masked columns.  Every
+ * use instances of 4, 2 and 1 rows and masked columns; with A in rows, a
+ * tile of 1-4 columns is computed with the tile's rows as the lanes
+ * (tail()).  Every
  * accumulator follows the contract's fma chain, so the result is the
  * scalar level's, bit for bit. */
 
@@ -10803,6 +10823,9 @@ kb_status kb_gemm_batched_f16(kb_context *ctx, bool trans_a, bool trans_b, int64
  * docs/performance.md. */
 #define SMALL_DOT_ROWS_F32 4
 #define SMALL_DOT_ROWS_HALF 8
+/* Most columns of a tile that kernel() computes with A's rows as the lanes
+ * (tail()) rather than with two vectors of 8 columns. */
+#define TAIL_COLS 4
 
 /* Row i of the tile, if the instance has it: acc_i0/acc_i1 += a(i, p) * b(p, 0..15). */
 #define ROW_FMA(i)                                 \
@@ -10877,11 +10900,80 @@ KB_TARGET_AVX2 static inline __m256i gemm_avx2__first_lanes(int64_t count) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)count), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
+/* The C (a constant, at most TAIL_COLS) columns of a tile from A stored in
+ * rows (a_cs == 1), the other way round: the lanes are the tile's rows
+ * (at most 6 of 8) and each column of B is broadcast.  Each block of 8
+ * steps loads the rows' 8 values and transposes them, so that vector q
+ * holds A(i, p + q) in lane i; then acc[j] += vector q * B(p + q, j), q
+ * increasing: every element the contract's fma chain (the two factors of
+ * each product swapped, which changes no bit), started and finished as
+ * the contract says. */
+KB_TARGET_AVX2 __attribute__((always_inline)) static inline void gemm_avx2__tail_cols(const int C, int64_t kc, const float *a,
+                                                                         int64_t a_rs, const float *b, int64_t b_rs,
+                                                                         float *c, int64_t ldc, int64_t rows,
+                                                                         int first,
+                                                                         const struct kb_gemm_epilogue *last) {
+  float t[8];
+  __m256 acc[TAIL_COLS];
+  for (int j = 0; j < C; j++) {
+    for (int i = 0; i < 8; i++) t[i] = !first && i < rows ? c[i * ldc + j] : 0.0f;
+    acc[j] = _mm256_loadu_ps(t);
+  }
+  for (int64_t p = 0; p < kc; p += 8) {
+    int64_t w = kc - p < 8 ? kc - p : 8;
+    __m256 r[8], col[8];
+    __m256i mask = gemm_avx2__first_lanes(w);
+    _Pragma("GCC unroll 8") for (int l = 0; l < 8; l++)
+      r[l] = l < rows ? _mm256_maskload_ps(a + l * a_rs + p, mask) : _mm256_setzero_ps();
+    transpose8(r, col);
+    if (w == 8) {
+      _Pragma("GCC unroll 8") for (int q = 0; q < 8; q++)
+        _Pragma("GCC unroll 4") for (int j = 0; j < C; j++)
+          acc[j] = _mm256_fmadd_ps(col[q], _mm256_set1_ps(b[(p + q) * b_rs + j]), acc[j]);
+    } else {
+      for (int64_t q = 0; q < w; q++)
+        _Pragma("GCC unroll 4") for (int j = 0; j < C; j++)
+          acc[j] = _mm256_fmadd_ps(col[q], _mm256_set1_ps(b[(p + q) * b_rs + j]), acc[j]);
+    }
+  }
+  for (int j = 0; j < C; j++) {
+    __m256 v = acc[j];
+    /* ROW_STORE's epilogue, lane by lane. */
+    if (last != NULL) v = _mm256_mul_ps(_mm256_set1_ps(last->alpha), v);
+    _mm256_storeu_ps(t, v);
+    for (int64_t i = 0; i < rows; i++) {
+      float y = t[i];
+      if (last != NULL && last->beta != 0.0f) y = y + last->beta * last->c0[i * last->ldc0 + j];
+      c[i * ldc + j] = y;
+    }
+  }
+}
+
+/* tail_cols for 1 .. TAIL_COLS columns, out of line. */
+KB_TARGET_AVX2 __attribute__((noinline)) static void gemm_avx2__tail(int64_t kc, const float *a, int64_t a_rs, const float *b,
+                                                         int64_t b_rs, float *c, int64_t ldc, int64_t rows,
+                                                         int64_t cols, int first, const struct kb_gemm_epilogue *last) {
+  switch (cols) {
+    case 1: gemm_avx2__tail_cols(1, kc, a, a_rs, b, b_rs, c, ldc, rows, first, last); break;
+    case 2: gemm_avx2__tail_cols(2, kc, a, a_rs, b, b_rs, c, ldc, rows, first, last); break;
+    case 3: gemm_avx2__tail_cols(3, kc, a, a_rs, b, b_rs, c, ldc, rows, first, last); break;
+    default: gemm_avx2__tail_cols(4, kc, a, a_rs, b, b_rs, c, ldc, rows, first, last); break;
+  }
+}
+
 /* A tile of rows x cols (at most 6 x 16): blocks of 6 rows, then the
- * remainder as 4 + 2 + 1 rows.  The packed-A instance has constant strides. */
+ * remainder as 4 + 2 + 1 rows.  The packed-A instance has constant strides.
+ * With A in rows (a_cs == 1: the weights of a swapped product, read in
+ * place or widened), a tile of at most TAIL_COLS columns (the last panel
+ * of 17-20 or 33-36 rows, swapped) takes tail() instead of two vectors of
+ * 8 that would be mostly padding. */
 KB_TARGET_AVX2 static void gemm_avx2__kernel(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *b,
                                   int64_t b_rs, float *c, int64_t ldc, int64_t rows, int64_t cols, int first,
                                   const struct kb_gemm_epilogue *last) {
+  if (a_cs == 1 && cols <= TAIL_COLS) {
+    gemm_avx2__tail(kc, a, a_rs, b, b_rs, c, ldc, rows, cols, first, last);
+    return;
+  }
   __m256i m0 = gemm_avx2__first_lanes(cols), m1 = gemm_avx2__first_lanes(cols - 8);
   int full = cols == NR;
   struct kb_gemm_epilogue e;
@@ -11078,7 +11170,7 @@ KB_TARGET_AVX2 static void gemm_avx2__transpose(int64_t rows, int64_t cols, cons
 const struct kb_gemm_ops kb__gemm_ops_avx2 = {MR, NR, gemm_avx2__kernel, gemm_avx2__pack_bt, gemm_avx2__gemv_axpy, gemm_avx2__gemv_dot,
                                               kb__gemm_small_dot_avx2, kb__gemm_small_axpy_avx2, kb__gemm_pack_bt_half_avx2,
                                               gemm_avx2__transpose, kb__gemm_widen_avx2, SMALL_DOT_ROWS_F32,
-                                                SMALL_DOT_ROWS_HALF};
+                                                SMALL_DOT_ROWS_HALF, TAIL_COLS};
 
 #endif /* KB_HAVE_X86_SIMD */
 #undef ALL_ROWS
@@ -11091,6 +11183,7 @@ const struct kb_gemm_ops kb__gemm_ops_avx2 = {MR, NR, gemm_avx2__kernel, gemm_av
 #undef ROW_STORE
 #undef SMALL_DOT_ROWS_F32
 #undef SMALL_DOT_ROWS_HALF
+#undef TAIL_COLS
 #undef first_lanes
 #undef gemv_axpy
 #undef gemv_dot
@@ -11101,6 +11194,8 @@ const struct kb_gemm_ops kb__gemm_ops_avx2 = {MR, NR, gemm_avx2__kernel, gemm_av
 #undef rows_2
 #undef rows_4
 #undef rows_6
+#undef tail
+#undef tail_cols
 #undef transpose
 
 /* ==== kernels/cpu/gemm_avx512.c ==== */
@@ -11505,7 +11600,7 @@ KB_TARGET_AVX512 static void gemm_avx512__transpose(int64_t rows, int64_t cols, 
 const struct kb_gemm_ops kb__gemm_ops_avx512 = {MR, NR, gemm_avx512__kernel, gemm_avx512__pack_bt, gemm_avx512__gemv_axpy, gemm_avx512__gemv_dot,
                                                 kb__gemm_small_dot_avx512, kb__gemm_small_axpy_avx512, kb__gemm_pack_bt_half_avx512,
                                                 gemm_avx512__transpose, kb__gemm_widen_avx512, SMALL_DOT_ROWS_F32,
-                                                SMALL_DOT_ROWS_HALF};
+                                                SMALL_DOT_ROWS_HALF, TAIL_COLS};
 
 #endif /* KB_HAVE_X86_SIMD */
 #undef ALL_ROWS
@@ -12106,18 +12201,21 @@ static void gemm_engine__small_exec(const kb_context *ctx, const struct gemm_eng
  * packing A costs less than packing those weights.  Measured on AVX-512
  * (docs/performance.md): 0.55-0.9x the time from 17 to 192 rows, even at
  * 224, 1.03-1.07x at 256-512 (the packed rows then crowd L2). */
-static bool gemm_engine__swaps(const kb_context *threads_ctx, const struct kb_gemm_blocking *bl, int64_t nr, int dt, int dt_b,
-                  bool trans_b, float beta, int64_t m, int64_t n) {
+static bool gemm_engine__swaps(const kb_context *threads_ctx, const struct kb_gemm_blocking *bl, const struct kb_gemm_ops *ops,
+                  int dt, int dt_b, bool trans_b, float beta, int64_t m, int64_t n) {
   /* 16-bit weights: past 16 rows only when the last vector of 16 columns
    * of the swapped tile is nearly full.  Widening costs what packing the
    * weights transposed does, so the swapped product wins only where its
    * padding is small: on an AVX-512 Zen 4, kb_linear_w bf16 [1280, 1280]
    * and [1280, 3584] took 1.2-1.9x packing's time at 17-28 and 33-44 rows,
    * about the same at 32, 48 ... 128; with rows of 1024 or 2048 columns
-   * swapped was 10-15% faster at 32, 48 and 64 rows (docs/performance.md). */
-  if (dt_b != KB_GEMM_F32 && m > 16 && m % 16 != 0 && m % 16 < 13) return false;
+   * swapped was 10-15% faster at 32, 48 and 64 rows (docs/performance.md).
+   * Where the level computes the last few columns without a vector of 16
+   * (tail_cols), those counts have no padding either. */
+  int64_t past = m % 16;
+  if (dt_b != KB_GEMM_F32 && m > 16 && past != 0 && past < 13 && past > ops->tail_cols) return false;
   return dt == KB_GEMM_F32 && trans_b && beta == 0.0f && m <= KB_GEMM_SWAP_ROWS &&
-         gemm_engine__round_up(m, nr) <= bl->nc && n / kb__threads(threads_ctx) >= 2 * m;
+         gemm_engine__round_up(m, ops->nr) <= bl->nc && n / kb__threads(threads_ctx) >= 2 * m;
 }
 
 kb_status kb__gemm_plan(kb_context *ctx, const char *fn, const kb_context *threads_ctx, int dt, int dt_b,
@@ -12145,7 +12243,7 @@ kb_status kb__gemm_plan(kb_context *ctx, const char *fn, const kb_context *threa
    * the level says up to how many rows the small-m dot beats it
    * (gemm_kernels.h). */
   int64_t small_max = KB_GEMM_SMALL_M;
-  if (trans_b && gemm_engine__swaps(threads_ctx, &p->bl, ops->nr, dt, dt_b, trans_b, beta, m, n))
+  if (trans_b && gemm_engine__swaps(threads_ctx, &p->bl, ops, dt, dt_b, trans_b, beta, m, n))
     small_max = dt_b == KB_GEMM_F32 ? ops->small_dot_rows_f32 : ops->small_dot_rows_half;
   /* float32 with one row of A stays on the matrix-vector kernels below:
    * the same chain per output as the small-m kernels (so the same bits),
@@ -12180,7 +12278,7 @@ kb_status kb__gemm_plan(kb_context *ctx, const char *fn, const kb_context *threa
   }
   p->kind = KIND_BLOCKED;
   int64_t mr = ops->mr, nr = ops->nr;
-  p->swapped = gemm_engine__swaps(threads_ctx, &p->bl, nr, dt, dt_b, trans_b, beta, m, n);
+  p->swapped = gemm_engine__swaps(threads_ctx, &p->bl, ops, dt, dt_b, trans_b, beta, m, n);
   if (p->swapped) {
     int64_t t = m;
     m = n;
@@ -12426,7 +12524,7 @@ static void gemm_scalar__transpose(int64_t rows, int64_t cols, const float *src,
 const struct kb_gemm_ops kb__gemm_ops_scalar = {MR, NR, gemm_scalar__kernel, gemm_scalar__pack_bt, gemm_scalar__gemv_axpy, gemm_scalar__gemv_dot,
                                                 kb__gemm_small_dot_scalar, kb__gemm_small_axpy_scalar, kb__gemm_pack_bt_half_scalar,
                                                 gemm_scalar__transpose, kb__gemm_widen_scalar, SMALL_DOT_ROWS_F32,
-                                                SMALL_DOT_ROWS_HALF};
+                                                SMALL_DOT_ROWS_HALF, 0};
 #undef MR
 #undef NR
 #undef SMALL_DOT_ROWS_F32

@@ -2,7 +2,9 @@
  *
  * Register tile 6 x 16: 12 ymm accumulators, two B vectors and one
  * broadcast A element per step of p (15 of the 16 registers).  Edge tiles
- * use instances of 4, 2 and 1 rows and masked columns.  Every
+ * use instances of 4, 2 and 1 rows and masked columns; with A in rows, a
+ * tile of 1-4 columns is computed with the tile's rows as the lanes
+ * (tail()).  Every
  * accumulator follows the contract's fma chain, so the result is the
  * scalar level's, bit for bit. */
 #include "gemm_kernels.h"
@@ -22,6 +24,9 @@
  * docs/performance.md. */
 #define SMALL_DOT_ROWS_F32 4
 #define SMALL_DOT_ROWS_HALF 8
+/* Most columns of a tile that kernel() computes with A's rows as the lanes
+ * (tail()) rather than with two vectors of 8 columns. */
+#define TAIL_COLS 4
 
 /* Row i of the tile, if the instance has it: acc_i0/acc_i1 += a(i, p) * b(p, 0..15). */
 #define ROW_FMA(i)                                 \
@@ -96,11 +101,80 @@ KB_TARGET_AVX2 static inline __m256i first_lanes(int64_t count) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)count), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
+/* The C (a constant, at most TAIL_COLS) columns of a tile from A stored in
+ * rows (a_cs == 1), the other way round: the lanes are the tile's rows
+ * (at most 6 of 8) and each column of B is broadcast.  Each block of 8
+ * steps loads the rows' 8 values and transposes them, so that vector q
+ * holds A(i, p + q) in lane i; then acc[j] += vector q * B(p + q, j), q
+ * increasing: every element the contract's fma chain (the two factors of
+ * each product swapped, which changes no bit), started and finished as
+ * the contract says. */
+KB_TARGET_AVX2 __attribute__((always_inline)) static inline void tail_cols(const int C, int64_t kc, const float *a,
+                                                                         int64_t a_rs, const float *b, int64_t b_rs,
+                                                                         float *c, int64_t ldc, int64_t rows,
+                                                                         int first,
+                                                                         const struct kb_gemm_epilogue *last) {
+  float t[8];
+  __m256 acc[TAIL_COLS];
+  for (int j = 0; j < C; j++) {
+    for (int i = 0; i < 8; i++) t[i] = !first && i < rows ? c[i * ldc + j] : 0.0f;
+    acc[j] = _mm256_loadu_ps(t);
+  }
+  for (int64_t p = 0; p < kc; p += 8) {
+    int64_t w = kc - p < 8 ? kc - p : 8;
+    __m256 r[8], col[8];
+    __m256i mask = first_lanes(w);
+    _Pragma("GCC unroll 8") for (int l = 0; l < 8; l++)
+      r[l] = l < rows ? _mm256_maskload_ps(a + l * a_rs + p, mask) : _mm256_setzero_ps();
+    transpose8(r, col);
+    if (w == 8) {
+      _Pragma("GCC unroll 8") for (int q = 0; q < 8; q++)
+        _Pragma("GCC unroll 4") for (int j = 0; j < C; j++)
+          acc[j] = _mm256_fmadd_ps(col[q], _mm256_set1_ps(b[(p + q) * b_rs + j]), acc[j]);
+    } else {
+      for (int64_t q = 0; q < w; q++)
+        _Pragma("GCC unroll 4") for (int j = 0; j < C; j++)
+          acc[j] = _mm256_fmadd_ps(col[q], _mm256_set1_ps(b[(p + q) * b_rs + j]), acc[j]);
+    }
+  }
+  for (int j = 0; j < C; j++) {
+    __m256 v = acc[j];
+    /* ROW_STORE's epilogue, lane by lane. */
+    if (last != NULL) v = _mm256_mul_ps(_mm256_set1_ps(last->alpha), v);
+    _mm256_storeu_ps(t, v);
+    for (int64_t i = 0; i < rows; i++) {
+      float y = t[i];
+      if (last != NULL && last->beta != 0.0f) y = y + last->beta * last->c0[i * last->ldc0 + j];
+      c[i * ldc + j] = y;
+    }
+  }
+}
+
+/* tail_cols for 1 .. TAIL_COLS columns, out of line. */
+KB_TARGET_AVX2 __attribute__((noinline)) static void tail(int64_t kc, const float *a, int64_t a_rs, const float *b,
+                                                         int64_t b_rs, float *c, int64_t ldc, int64_t rows,
+                                                         int64_t cols, int first, const struct kb_gemm_epilogue *last) {
+  switch (cols) {
+    case 1: tail_cols(1, kc, a, a_rs, b, b_rs, c, ldc, rows, first, last); break;
+    case 2: tail_cols(2, kc, a, a_rs, b, b_rs, c, ldc, rows, first, last); break;
+    case 3: tail_cols(3, kc, a, a_rs, b, b_rs, c, ldc, rows, first, last); break;
+    default: tail_cols(4, kc, a, a_rs, b, b_rs, c, ldc, rows, first, last); break;
+  }
+}
+
 /* A tile of rows x cols (at most 6 x 16): blocks of 6 rows, then the
- * remainder as 4 + 2 + 1 rows.  The packed-A instance has constant strides. */
+ * remainder as 4 + 2 + 1 rows.  The packed-A instance has constant strides.
+ * With A in rows (a_cs == 1: the weights of a swapped product, read in
+ * place or widened), a tile of at most TAIL_COLS columns (the last panel
+ * of 17-20 or 33-36 rows, swapped) takes tail() instead of two vectors of
+ * 8 that would be mostly padding. */
 KB_TARGET_AVX2 static void kernel(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *b,
                                   int64_t b_rs, float *c, int64_t ldc, int64_t rows, int64_t cols, int first,
                                   const struct kb_gemm_epilogue *last) {
+  if (a_cs == 1 && cols <= TAIL_COLS) {
+    tail(kc, a, a_rs, b, b_rs, c, ldc, rows, cols, first, last);
+    return;
+  }
   __m256i m0 = first_lanes(cols), m1 = first_lanes(cols - 8);
   int full = cols == NR;
   struct kb_gemm_epilogue e;
@@ -297,6 +371,6 @@ KB_TARGET_AVX2 static void transpose(int64_t rows, int64_t cols, const float *sr
 const struct kb_gemm_ops kb__gemm_ops_avx2 = {MR, NR, kernel, pack_bt, gemv_axpy, gemv_dot,
                                               kb__gemm_small_dot_avx2, kb__gemm_small_axpy_avx2, kb__gemm_pack_bt_half_avx2,
                                               transpose, kb__gemm_widen_avx2, SMALL_DOT_ROWS_F32,
-                                                SMALL_DOT_ROWS_HALF};
+                                                SMALL_DOT_ROWS_HALF, TAIL_COLS};
 
 #endif /* KB_HAVE_X86_SIMD */

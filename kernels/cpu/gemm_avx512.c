@@ -386,6 +386,6 @@ KB_TARGET_AVX512 static void transpose(int64_t rows, int64_t cols, const float *
 const struct kb_gemm_ops kb__gemm_ops_avx512 = {MR, NR, kernel, pack_bt, gemv_axpy, gemv_dot,
                                                 kb__gemm_small_dot_avx512, kb__gemm_small_axpy_avx512, kb__gemm_pack_bt_half_avx512,
                                                 transpose, kb__gemm_widen_avx512, SMALL_DOT_ROWS_F32,
-                                                SMALL_DOT_ROWS_HALF};
+                                                SMALL_DOT_ROWS_HALF, TAIL_COLS};
 
 #endif /* KB_HAVE_X86_SIMD */

@@ -237,16 +237,17 @@ static void test_quantized_threads(void) {
 static void test_float_weights_are_kb_linear(void) {
   static const kb_dtype types[3] = {KB_DTYPE_F32, KB_DTYPE_F16, KB_DTYPE_BF16};
   /* The small-m path, and the blocked one swapped (16-bit weights widened
-   * a tile's rows at a time: 12, 16 and 30 rows against 2 x 100 columns)
-   * and not (64 rows). */
-  static const int64_t ms[6] = {1, 7, 12, 16, 30, 64};
+   * a tile's rows at a time: 12, 16 and 30 rows against 2 x 100 columns;
+   * 18 and 34, whose last 2 columns avx512 computes with the rows as
+   * lanes) and not (64 rows). */
+  static const int64_t ms[8] = {1, 7, 12, 16, 18, 30, 34, 64};
   /* Tails of every tile depth (8, 16, 32 steps), odd ones included. */
   static const int64_t ks[5] = {1, 13, 45, 96, 100};
   const int64_t n = 200;
   kb_context *c2 = make_ctx(2);
   for (int t = 0; t < 3; t++)
-    for (int mk = 0; mk < 6 * 5; mk++) {
-      int64_t m = ms[mk % 6], k = ks[mk / 6];
+    for (int mk = 0; mk < 8 * 5; mk++) {
+      int64_t m = ms[mk % 8], k = ks[mk / 8];
       float *x = alloc_f(m * k), *w = alloc_f(n * k), *wide = alloc_f(n * k), *bias = alloc_f(n);
       float *want = alloc_f(m * n), *y = alloc_f(m * n);
       rand_fill(x, m * k, 5, -1.0f, 1.0f);
