@@ -37,6 +37,11 @@ static const struct gemm_case full_cases[] = {
     {32, 4096, 4096, true, 0, " (linear layer, 32 rows)"},
     {128, 3584, 1024, true, 1, " (linear layer, 128 rows)"},
     {128, 1024, 3584, true, 0, " (linear layer, 128 rows)"},
+    /* An expert's rows at 64-128 tokens (top 2 of 8): 1-4 rows past 16 or
+     * 32, the last columns of the swapped tile computed with its rows as
+     * the lanes. */
+    {17, 3584, 1024, true, 0, " (linear layer, 17 rows)"},
+    {34, 3584, 1024, true, 0, " (linear layer, 34 rows)"},
 };
 
 /* Odd sizes, both layouts, the m = 1 path: plumbing, not speed. */
