@@ -169,8 +169,8 @@ int main(int argc, char **argv) {
   printf("kb_moe_experts: hidden %lld, ffn %lld, %lld experts, top_k %lld, SiLU; %d thread(s), ISA %s, best of %d\n",
          (long long)hidden, (long long)ffn, (long long)experts, (long long)top_k, threads,
          kb_cpu_isa(), reps);
-  printf("%-5s %6s %11s %11s %11s %9s %9s %9s\n", "type", "tokens", "moe us", "dense us", "dense/moe", "GFLOP/s",
-         "GB/s", "copy GB/s");
+  printf("%-5s %6s %11s %11s %11s %9s %9s %9s %9s\n", "type", "tokens", "moe us", "dense us", "dense/moe", "GFLOP/s",
+         "GB/s", "copy GB/s", "rows/exp");
   int64_t max_rows = kTokens[ntok - 1] * top_k;
   float *x = xalloc((size_t)(kTokens[ntok - 1] * hidden) * sizeof(float));
   float *xr = xalloc((size_t)(max_rows * hidden) * sizeof(float));
@@ -208,11 +208,16 @@ int main(int argc, char **argv) {
       double tm = best_of(reps, moe_thunk, &a), td = best_of(reps, dense_thunk, &da);
       double flops = 2.0 * 3.0 * (double)(tokens * top_k) * (double)hidden * (double)ffn;
       /* Weight bytes the step reads: the experts some token uses. */
+      /* and the fewest and most rows an expert with work gets (the sizes of
+       * its products). */
       int used = 0;
+      int64_t fewest = -1, most = 0;
       for (int64_t e = 0; e < experts; e++) {
-        bool any = false;
-        for (int64_t p = 0; p < tokens * top_k; p++) any = any || ids[p] == e;
-        used += any;
+        int64_t rows = 0;
+        for (int64_t p = 0; p < tokens * top_k; p++) rows += ids[p] == e;
+        used += rows > 0;
+        if (rows > 0 && (fewest < 0 || rows < fewest)) fewest = rows;
+        if (rows > most) most = rows;
       }
       double wbytes = (double)used * (double)(2 * gb + db) / (double)experts;
       char gbs[32] = "", copy[32] = "";
@@ -226,8 +231,10 @@ int main(int argc, char **argv) {
         free(src);
         free(dst);
       }
-      printf("%-5s %6lld %11.1f %11.1f %11.2f %9.1f %9s %9s\n", formats[f].name, (long long)tokens, tm * 1e6,
-             td * 1e6, td / tm, flops / tm * 1e-9, gbs, copy);
+      char spread[48];
+      snprintf(spread, sizeof spread, "%lld-%lld", (long long)fewest, (long long)most);
+      printf("%-5s %6lld %11.1f %11.1f %11.2f %9.1f %9s %9s %9s\n", formats[f].name, (long long)tokens, tm * 1e6,
+             td * 1e6, td / tm, flops / tm * 1e-9, gbs, copy, spread);
       fflush(stdout);
     }
     free(g);

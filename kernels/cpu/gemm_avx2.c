@@ -371,6 +371,6 @@ KB_TARGET_AVX2 static void transpose(int64_t rows, int64_t cols, const float *sr
 const struct kb_gemm_ops kb__gemm_ops_avx2 = {MR, NR, kernel, pack_bt, gemv_axpy, gemv_dot,
                                               kb__gemm_small_dot_avx2, kb__gemm_small_axpy_avx2, kb__gemm_pack_bt_half_avx2,
                                               transpose, kb__gemm_widen_avx2, SMALL_DOT_ROWS_F32,
-                                                SMALL_DOT_ROWS_HALF, TAIL_COLS};
+                                                SMALL_DOT_ROWS_HALF};
 
 #endif /* KB_HAVE_X86_SIMD */

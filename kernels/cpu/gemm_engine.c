@@ -543,20 +543,12 @@ static void small_exec(const kb_context *ctx, const struct gemm_job *g, float *s
  * task's share of the weights at least twice as many rows as A, so that
  * packing A costs less than packing those weights.  Measured on AVX-512
  * (docs/performance.md): 0.55-0.9x the time from 17 to 192 rows, even at
- * 224, 1.03-1.07x at 256-512 (the packed rows then crowd L2). */
+ * 224, 1.03-1.07x at 256-512 (the packed rows then crowd L2).  16-bit
+ * weights take it on the same terms: since the tiles compute a few columns
+ * past 16 without a full vector, widening in place beat packing at every
+ * count of 20-44 rows measured (AVX-512 and AVX2 levels, Zen 4, 2026-12-07). */
 static bool swaps(const kb_context *threads_ctx, const struct kb_gemm_blocking *bl, const struct kb_gemm_ops *ops,
-                  int dt, int dt_b, bool trans_b, float beta, int64_t m, int64_t n) {
-  /* 16-bit weights: past 16 rows only when the last vector of 16 columns
-   * of the swapped tile is nearly full.  Widening costs what packing the
-   * weights transposed does, so the swapped product wins only where its
-   * padding is small: on an AVX-512 Zen 4, kb_linear_w bf16 [1280, 1280]
-   * and [1280, 3584] took 1.2-1.9x packing's time at 17-28 and 33-44 rows,
-   * about the same at 32, 48 ... 128; with rows of 1024 or 2048 columns
-   * swapped was 10-15% faster at 32, 48 and 64 rows (docs/performance.md).
-   * Where the level computes the last few columns without a vector of 16
-   * (tail_cols), those counts have no padding either. */
-  int64_t past = m % 16;
-  if (dt_b != KB_GEMM_F32 && m > 16 && past != 0 && past < 13 && past > ops->tail_cols) return false;
+                  int dt, bool trans_b, float beta, int64_t m, int64_t n) {
   return dt == KB_GEMM_F32 && trans_b && beta == 0.0f && m <= KB_GEMM_SWAP_ROWS &&
          round_up(m, ops->nr) <= bl->nc && n / kb__threads(threads_ctx) >= 2 * m;
 }
@@ -586,7 +578,7 @@ kb_status kb__gemm_plan(kb_context *ctx, const char *fn, const kb_context *threa
    * the level says up to how many rows the small-m dot beats it
    * (gemm_kernels.h). */
   int64_t small_max = KB_GEMM_SMALL_M;
-  if (trans_b && swaps(threads_ctx, &p->bl, ops, dt, dt_b, trans_b, beta, m, n))
+  if (trans_b && swaps(threads_ctx, &p->bl, ops, dt, trans_b, beta, m, n))
     small_max = dt_b == KB_GEMM_F32 ? ops->small_dot_rows_f32 : ops->small_dot_rows_half;
   /* float32 with one row of A stays on the matrix-vector kernels below:
    * the same chain per output as the small-m kernels (so the same bits),
@@ -621,7 +613,7 @@ kb_status kb__gemm_plan(kb_context *ctx, const char *fn, const kb_context *threa
   }
   p->kind = KIND_BLOCKED;
   int64_t mr = ops->mr, nr = ops->nr;
-  p->swapped = swaps(threads_ctx, &p->bl, ops, dt, dt_b, trans_b, beta, m, n);
+  p->swapped = swaps(threads_ctx, &p->bl, ops, dt, trans_b, beta, m, n);
   if (p->swapped) {
     int64_t t = m;
     m = n;

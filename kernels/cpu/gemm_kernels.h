@@ -116,10 +116,6 @@ struct kb_gemm_ops {
    * At most KB_GEMM_SMALL_M; more rows, or other shapes, take the blocked
    * path.  Only speed depends on it: every path computes the same chains. */
   int small_dot_rows_f32, small_dot_rows_half;
-  /* Most columns past a multiple of 16 that the kernel computes without a
-   * vector of 16 columns when A is in rows (a_cs == 1; 0: never).  The
-   * engine then runs 16-bit weights swapped at such row counts too. */
-  int tail_cols;
 };
 
 /* The small-m kernels and the 16-bit pack of each level (gemm_small_<isa>.c). */

@@ -131,6 +131,11 @@ static void test_swapped_paths(void) {
   run_case(NULL, 20, 400, 1100, 1, 1.0f, 0.0f, false);
   run_case(NULL, 36, 500, 700, 0, 0.25f, 0.0f, false);
   run_case(c2, 34, 700, 530, 2, 1.0f, 0.0f, true);
+  /* 5-8 columns of C^T past 16 or 32 (avx512 computes them as a vector of
+   * 8): after a vector of 16 and alone, across K blocks, with alpha. */
+  run_case(NULL, 24, 400, 1100, 1, 0.5f, 0.0f, false);
+  run_case(c2, 37, 500, 530, 0, 1.0f, 0.0f, true);
+  run_case(c2, 40, 800, 70, 3, -2.0f, 0.0f, false);
   kb_context_destroy(c2);
 }
 

@@ -239,15 +239,17 @@ static void test_float_weights_are_kb_linear(void) {
   /* The small-m path, and the blocked one swapped (16-bit weights widened
    * a tile's rows at a time: 12, 16 and 30 rows against 2 x 100 columns;
    * 18 and 34, whose last 2 columns avx512 computes with the rows as
-   * lanes) and not (64 rows). */
-  static const int64_t ms[8] = {1, 7, 12, 16, 18, 30, 34, 64};
+   * lanes; 24 and 40, whose last 8 it computes as a vector of 8; 27) and
+   * not (64 rows). */
+  enum { NM = 11 };
+  static const int64_t ms[NM] = {1, 7, 12, 16, 18, 24, 27, 30, 34, 40, 64};
   /* Tails of every tile depth (8, 16, 32 steps), odd ones included. */
   static const int64_t ks[5] = {1, 13, 45, 96, 100};
   const int64_t n = 200;
   kb_context *c2 = make_ctx(2);
   for (int t = 0; t < 3; t++)
-    for (int mk = 0; mk < 8 * 5; mk++) {
-      int64_t m = ms[mk % 8], k = ks[mk / 8];
+    for (int mk = 0; mk < NM * 5; mk++) {
+      int64_t m = ms[mk % NM], k = ks[mk / NM];
       float *x = alloc_f(m * k), *w = alloc_f(n * k), *wide = alloc_f(n * k), *bias = alloc_f(n);
       float *want = alloc_f(m * n), *y = alloc_f(m * n);
       rand_fill(x, m * k, 5, -1.0f, 1.0f);

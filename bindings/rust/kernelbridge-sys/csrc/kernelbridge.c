@@ -1128,10 +1128,6 @@ struct kb_gemm_ops {
    * At most KB_GEMM_SMALL_M; more rows, or other shapes, take the blocked
    * path.  Only speed depends on it: every path computes the same chains. */
   int small_dot_rows_f32, small_dot_rows_half;
-  /* Most columns past a multiple of 16 that the kernel computes without a
-   * vector of 16 columns when A is in rows (a_cs == 1; 0: never).  The
-   * engine then runs 16-bit weights swapped at such row counts too. */
-  int tail_cols;
 };
 
 /* The small-m kernels and the 16-bit pack of each level (gemm_small_<isa>.c). */
@@ -2026,10 +2022,6 @@ struct kb_gemm_ops {
    * At most KB_GEMM_SMALL_M; more rows, or other shapes, take the blocked
    * path.  Only speed depends on it: every path computes the same chains. */
   int small_dot_rows_f32, small_dot_rows_half;
-  /* Most columns past a multiple of 16 that the kernel computes without a
-   * vector of 16 columns when A is in rows (a_cs == 1; 0: never).  The
-   * engine then runs 16-bit weights swapped at such row counts too. */
-  int tail_cols;
 };
 
 /* The small-m kernels and the 16-bit pack of each level (gemm_small_<isa>.c). */
@@ -3439,10 +3431,6 @@ struct kb_gemm_ops {
    * At most KB_GEMM_SMALL_M; more rows, or other shapes, take the blocked
    * path.  Only speed depends on it: every path computes the same chains. */
   int small_dot_rows_f32, small_dot_rows_half;
-  /* Most columns past a multiple of 16 that the kernel computes without a
-   * vector of 16 columns when A is in rows (a_cs == 1; 0: never).  The
-   * engine then runs 16-bit weights swapped at such row counts too. */
-  int tail_cols;
 };
 
 /* The small-m kernels and the 16-bit pack of each level (gemm_small_<isa>.c). */
@@ -4158,10 +4146,6 @@ struct kb_gemm_ops {
    * At most KB_GEMM_SMALL_M; more rows, or other shapes, take the blocked
    * path.  Only speed depends on it: every path computes the same chains. */
   int small_dot_rows_f32, small_dot_rows_half;
-  /* Most columns past a multiple of 16 that the kernel computes without a
-   * vector of 16 columns when A is in rows (a_cs == 1; 0: never).  The
-   * engine then runs 16-bit weights swapped at such row counts too. */
-  int tail_cols;
 };
 
 /* The small-m kernels and the 16-bit pack of each level (gemm_small_<isa>.c). */
@@ -11170,7 +11154,7 @@ KB_TARGET_AVX2 static void gemm_avx2__transpose(int64_t rows, int64_t cols, cons
 const struct kb_gemm_ops kb__gemm_ops_avx2 = {MR, NR, gemm_avx2__kernel, gemm_avx2__pack_bt, gemm_avx2__gemv_axpy, gemm_avx2__gemv_dot,
                                               kb__gemm_small_dot_avx2, kb__gemm_small_axpy_avx2, kb__gemm_pack_bt_half_avx2,
                                               gemm_avx2__transpose, kb__gemm_widen_avx2, SMALL_DOT_ROWS_F32,
-                                                SMALL_DOT_ROWS_HALF, TAIL_COLS};
+                                                SMALL_DOT_ROWS_HALF};
 
 #endif /* KB_HAVE_X86_SIMD */
 #undef ALL_ROWS
@@ -11207,6 +11191,7 @@ const struct kb_gemm_ops kb__gemm_ops_avx2 = {MR, NR, gemm_avx2__kernel, gemm_av
 #define first_lanes gemm_avx512__first_lanes
 #define tile_rows gemm_avx512__tile_rows
 #define tile_rows_narrow gemm_avx512__tile_rows_narrow
+#define tile_rows_half gemm_avx512__tile_rows_half
 #define tail_cols gemm_avx512__tail_cols
 #define tail gemm_avx512__tail
 #define kernel gemm_avx512__kernel
@@ -11223,7 +11208,8 @@ const struct kb_gemm_ops kb__gemm_ops_avx2 = {MR, NR, gemm_avx2__kernel, gemm_av
  * use instances of 8, 4, 2 and 1 rows and masked columns, and at most 16
  * columns one vector of them; rows of A that would crowd one L1 set take
  * 8 and 4 rows at a time; with A in rows, 1-4 columns past a multiple of
- * 16 are computed with the tile's rows as the lanes (tail()).  Every
+ * 16 are computed with the tile's rows as the lanes (tail()), and other
+ * 1-8 columns past a multiple of 16 as a vector of 8.  Every
  * accumulator follows the contract's fma chain, so the result is the
  * scalar level's, bit for bit. */
 
@@ -11249,17 +11235,23 @@ const struct kb_gemm_ops kb__gemm_ops_avx2 = {MR, NR, gemm_avx2__kernel, gemm_av
 
 /* Row i of the tile, if the instance has it: acc_i0/acc_i1 += a(i, p) *
  * b(p, 0..31); with NB == 1 (at most 16 columns) only acc_i0. */
-#define ROW_FMA(i)                                    \
-  if (R > (i)) {                                      \
-    __m512 ai = _mm512_set1_ps(ap[(i) * a_rs]);       \
-    c##i##0 = _mm512_fmadd_ps(ai, b0, c##i##0);       \
-    if (NB > 1) c##i##1 = _mm512_fmadd_ps(ai, b1, c##i##1); \
+#define ROW_FMA(i)                                                            \
+  if (R > (i)) {                                                              \
+    if (NZ > 0) {                                                             \
+      __m512 ai = _mm512_set1_ps(ap[(i) * a_rs]);                             \
+      c##i##0 = _mm512_fmadd_ps(ai, b0, c##i##0);                             \
+      if (NZ > 1) c##i##1 = _mm512_fmadd_ps(ai, b1, c##i##1);                 \
+      if (H) h##i = _mm256_fmadd_ps(_mm512_castps512_ps256(ai), bh, h##i);    \
+    } else {                                                                  \
+      h##i = _mm256_fmadd_ps(_mm256_broadcast_ss(ap + (i) * a_rs), bh, h##i); \
+    }                                                                         \
   }
 
 #define ROW_INIT(i)                                                         \
   if (R > (i) && !first) {                                                  \
-    c##i##0 = _mm512_maskz_loadu_ps(m0, c + (i) * ldc);                     \
-    if (NB > 1) c##i##1 = _mm512_maskz_loadu_ps(m1, c + (i) * ldc + 16);    \
+    if (NZ > 0) c##i##0 = _mm512_maskz_loadu_ps(m0, c + (i) * ldc);         \
+    if (NZ > 1) c##i##1 = _mm512_maskz_loadu_ps(m1, c + (i) * ldc + 16);    \
+    if (H) h##i = _mm256_maskload_ps(c + (i) * ldc + 16 * NZ, mh);          \
   }
 
 #define ROW_PREFETCH(i)                                        \
@@ -11288,8 +11280,18 @@ const struct kb_gemm_ops kb__gemm_ops_avx2 = {MR, NR, gemm_avx2__kernel, gemm_av
       _mm512_storeu_ps(c + (i) * ldc, v0);                                                   \
       _mm512_storeu_ps(c + (i) * ldc + 16, v1);                                              \
     } else {                                                                                 \
-      _mm512_mask_storeu_ps(c + (i) * ldc, m0, v0);                                          \
-      if (NB > 1) _mm512_mask_storeu_ps(c + (i) * ldc + 16, m1, v1);                         \
+      if (NZ > 0) _mm512_mask_storeu_ps(c + (i) * ldc, m0, v0);                              \
+      if (NZ > 1) _mm512_mask_storeu_ps(c + (i) * ldc + 16, m1, v1);                         \
+    }                                                                                        \
+    if (H) {                                                                                 \
+      __m256 vh = h##i;                                                                      \
+      if (last != NULL) {                                                                    \
+        if (last->alpha != 1.0f) vh = _mm256_mul_ps(_mm512_castps512_ps256(alpha), vh);      \
+        if (last->beta != 0.0f)                                                              \
+          vh = _mm256_add_ps(vh, _mm256_mul_ps(_mm512_castps512_ps256(beta),                 \
+                                               _mm256_maskload_ps(last->c0 + (i) * last->ldc0 + 16 * NZ, mh))); \
+      }                                                                                      \
+      _mm256_maskstore_ps(c + (i) * ldc + 16 * NZ, mh, vh);                                  \
     }                                                                                        \
   }
 
@@ -11300,23 +11302,33 @@ const struct kb_gemm_ops kb__gemm_ops_avx2 = {MR, NR, gemm_avx2__kernel, gemm_av
  * has nr readable columns (a packed panel is zero-padded).  NB (a constant)
  * is the 16-column vectors the tile computes: 1 when cols <= 16, so that a
  * narrow last panel (a product of 33 rows swapped, docs/kernels.md) costs
- * half a full one; every computed element is the same chain either way. */
+ * half a full one.  With H (a constant) the last of them is a vector of 8
+ * (cols at most 8 past a multiple of 16): a core that splits a 16-lane
+ * multiply-add in two halves (Zen 4) then spends half as long on it, and
+ * one that does not spends as long as on 16.  Every computed element is the
+ * same chain either way. */
 #define DEFINE_ROWS(R_)                                                                                         \
   KB_TARGET_AVX512 __attribute__((always_inline)) static inline void rows_##R_(                                \
-      const int NB, int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs,     \
-      float *c, int64_t ldc, __mmask16 m0, __mmask16 m1, int full, int first,                                 \
+      const int NB, const int H, int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *b,      \
+      int64_t b_rs, float *c, int64_t ldc, __mmask16 m0, __mmask16 m1, __m256i mh, int full, int first,       \
       const struct kb_gemm_epilogue *last) {                                                                  \
     enum { R = R_ };                                                                                        \
+    const int NZ = NB - H; /* vectors of 16 */                                                                \
     __m512 z = _mm512_setzero_ps();                                                                           \
+    __m256 zh = _mm256_setzero_ps();                                                                          \
     __m512 c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z, c30 = z, c31 = z, c40 = z, c41 = z;          \
     __m512 c50 = z, c51 = z, c60 = z, c61 = z, c70 = z, c71 = z, c80 = z, c81 = z, c90 = z, c91 = z;          \
     __m512 c100 = z, c101 = z, c110 = z, c111 = z;                                                            \
+    __m256 h0 = zh, h1 = zh, h2 = zh, h3 = zh, h4 = zh, h5 = zh, h6 = zh, h7 = zh, h8 = zh, h9 = zh;          \
+    __m256 h10 = zh, h11 = zh;                                                                                \
     ALL_ROWS(ROW_PREFETCH)                                                                                    \
     ALL_ROWS(ROW_INIT)                                                                                        \
     _Pragma("GCC unroll 4")                                                                                   \
     for (int64_t p = 0; p < kc; p++) {                                                                        \
       const float *ap = a + p * a_cs;                                                                         \
-      __m512 b0 = _mm512_loadu_ps(b + p * b_rs), b1 = NB > 1 ? _mm512_loadu_ps(b + p * b_rs + 16) : z;       \
+      __m512 b0 = NZ > 0 ? _mm512_loadu_ps(b + p * b_rs) : z;                                                 \
+      __m512 b1 = NZ > 1 ? _mm512_loadu_ps(b + p * b_rs + 16) : z;                                            \
+      __m256 bh = H ? _mm256_loadu_ps(b + p * b_rs + 16 * NZ) : zh;                                           \
       ALL_ROWS(ROW_FMA)                                                                                       \
     }                                                                                                         \
     __m512 alpha = _mm512_set1_ps(last != NULL ? last->alpha : 1.0f);                                         \
@@ -11339,8 +11351,8 @@ static inline __mmask16 gemm_avx512__first_lanes(int64_t count) {
  * wasted on rows that do not exist.  The packed-A instance has constant
  * strides. */
 KB_TARGET_AVX512 __attribute__((always_inline)) static inline void gemm_avx512__tile_rows(
-    const int NB, int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs, float *c,
-    int64_t ldc, int64_t rows, __mmask16 m0, __mmask16 m1, int full, int first,
+    const int NB, const int H, int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs,
+    float *c, int64_t ldc, int64_t rows, __mmask16 m0, __mmask16 m1, __m256i mh, int full, int first,
     const struct kb_gemm_epilogue *last) {
   struct kb_gemm_epilogue e;
   if (last != NULL) e = *last;
@@ -11361,21 +11373,21 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void gemm_avx512__
     }
     if (left >= 12 && !crowd) {
       if (a_rs == 1 && a_cs == MR)
-        gemm_avx512__rows_12(NB, kc, ar, 1, MR, b, b_rs, cr, ldc, m0, m1, full, first, ep);
+        gemm_avx512__rows_12(NB, H, kc, ar, 1, MR, b, b_rs, cr, ldc, m0, m1, mh, full, first, ep);
       else
-        gemm_avx512__rows_12(NB, kc, ar, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, full, first, ep);
+        gemm_avx512__rows_12(NB, H, kc, ar, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, mh, full, first, ep);
       r += 12;
     } else if (left >= 8) {
-      gemm_avx512__rows_8(NB, kc, ar, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, full, first, ep);
+      gemm_avx512__rows_8(NB, H, kc, ar, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, mh, full, first, ep);
       r += 8;
     } else if (left >= 4) {
-      gemm_avx512__rows_4(NB, kc, ar, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, full, first, ep);
+      gemm_avx512__rows_4(NB, H, kc, ar, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, mh, full, first, ep);
       r += 4;
     } else if (left >= 2) {
-      gemm_avx512__rows_2(NB, kc, ar, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, full, first, ep);
+      gemm_avx512__rows_2(NB, H, kc, ar, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, mh, full, first, ep);
       r += 2;
     } else {
-      gemm_avx512__rows_1(NB, kc, ar, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, full, first, ep);
+      gemm_avx512__rows_1(NB, H, kc, ar, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, mh, full, first, ep);
       r += 1;
     }
   }
@@ -11388,7 +11400,23 @@ KB_TARGET_AVX512 __attribute__((noinline)) static void gemm_avx512__tile_rows_na
                                                                       float *c, int64_t ldc, int64_t rows,
                                                                       __mmask16 m0, int first,
                                                                       const struct kb_gemm_epilogue *last) {
-  gemm_avx512__tile_rows(1, kc, a, a_rs, a_cs, b, b_rs, c, ldc, rows, m0, 0, 0, first, last);
+  gemm_avx512__tile_rows(1, 0, kc, a, a_rs, a_cs, b, b_rs, c, ldc, rows, m0, 0, _mm256_setzero_si256(), 0, first, last);
+}
+
+/* A tile whose last 1-8 columns are a vector of 8 (H = 1), after `lead`
+ * (0 or 16) columns in a vector of 16; out of line. */
+KB_TARGET_AVX512 __attribute__((noinline)) static void gemm_avx512__tile_rows_half(int64_t kc, const float *a, int64_t a_rs,
+                                                                    int64_t a_cs, const float *b, int64_t b_rs,
+                                                                    float *c, int64_t ldc, int64_t rows,
+                                                                    int64_t lead, int64_t rest, int first,
+                                                                    const struct kb_gemm_epilogue *last) {
+  /* Lane l of mh is all ones when l < rest (the AVX2 masked loads and
+   * stores, which leave C past the columns untouched). */
+  __m256i mh = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)rest), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  if (lead == 0)
+    gemm_avx512__tile_rows(1, 1, kc, a, a_rs, a_cs, b, b_rs, c, ldc, rows, 0, 0, mh, 0, first, last);
+  else
+    gemm_avx512__tile_rows(2, 1, kc, a, a_rs, a_cs, b, b_rs, c, ldc, rows, 0xffff, 0, mh, 0, first, last);
 }
 
 /* The C (a constant, at most TAIL_COLS) columns of a tile from A stored in
@@ -11457,7 +11485,9 @@ KB_TARGET_AVX512 __attribute__((noinline)) static void gemm_avx512__tail(int64_t
  * weights of a swapped product, read in place or widened), up to
  * TAIL_COLS columns past a multiple of 16 take tail() instead of a vector
  * of 16 that would be mostly padding: the last panel of an expert's or a
- * prefill's 33-36 rows, or a whole panel of 17-20. */
+ * prefill's 33-36 rows, or a whole panel of 17-20.  Otherwise 1-8 columns
+ * past a multiple of 16 are a vector of 8 (tile_rows_half): an expert's
+ * 21-24 or 37-40 rows swapped, 6-11% faster on a Zen 4 (docs/performance.md). */
 KB_TARGET_AVX512 static void gemm_avx512__kernel(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *b,
                                     int64_t b_rs, float *c, int64_t ldc, int64_t rows, int64_t cols, int first,
                                     const struct kb_gemm_epilogue *last) {
@@ -11474,12 +11504,16 @@ KB_TARGET_AVX512 static void gemm_avx512__kernel(int64_t kc, const float *a, int
     gemm_avx512__tail(kc, a, a_rs, b + lead, b_rs, c + lead, ldc, rows, rest, first, ep);
     return;
   }
+  if (rest > 0 && rest <= 8) {
+    gemm_avx512__tile_rows_half(kc, a, a_rs, a_cs, b, b_rs, c, ldc, rows, lead, rest, first, last);
+    return;
+  }
   __mmask16 m0 = gemm_avx512__first_lanes(cols), m1 = gemm_avx512__first_lanes(cols - 16);
   int full = cols == NR;
   if (cols <= 16)
     gemm_avx512__tile_rows_narrow(kc, a, a_rs, a_cs, b, b_rs, c, ldc, rows, m0, first, last);
   else
-    gemm_avx512__tile_rows(2, kc, a, a_rs, a_cs, b, b_rs, c, ldc, rows, m0, m1, full, first, last);
+    gemm_avx512__tile_rows(2, 0, kc, a, a_rs, a_cs, b, b_rs, c, ldc, rows, m0, m1, _mm256_setzero_si256(), full, first, last);
 }
 
 /* Loads the 16 x w block (w <= 16 columns from p) of `rows` rows starting at
@@ -11600,7 +11634,7 @@ KB_TARGET_AVX512 static void gemm_avx512__transpose(int64_t rows, int64_t cols, 
 const struct kb_gemm_ops kb__gemm_ops_avx512 = {MR, NR, gemm_avx512__kernel, gemm_avx512__pack_bt, gemm_avx512__gemv_axpy, gemm_avx512__gemv_dot,
                                                 kb__gemm_small_dot_avx512, kb__gemm_small_axpy_avx512, kb__gemm_pack_bt_half_avx512,
                                                 gemm_avx512__transpose, kb__gemm_widen_avx512, SMALL_DOT_ROWS_F32,
-                                                SMALL_DOT_ROWS_HALF, TAIL_COLS};
+                                                SMALL_DOT_ROWS_HALF};
 
 #endif /* KB_HAVE_X86_SIMD */
 #undef ALL_ROWS
@@ -11629,6 +11663,7 @@ const struct kb_gemm_ops kb__gemm_ops_avx512 = {MR, NR, gemm_avx512__kernel, gem
 #undef tail
 #undef tail_cols
 #undef tile_rows
+#undef tile_rows_half
 #undef tile_rows_narrow
 #undef transpose
 
@@ -12200,20 +12235,12 @@ static void gemm_engine__small_exec(const kb_context *ctx, const struct gemm_eng
  * task's share of the weights at least twice as many rows as A, so that
  * packing A costs less than packing those weights.  Measured on AVX-512
  * (docs/performance.md): 0.55-0.9x the time from 17 to 192 rows, even at
- * 224, 1.03-1.07x at 256-512 (the packed rows then crowd L2). */
+ * 224, 1.03-1.07x at 256-512 (the packed rows then crowd L2).  16-bit
+ * weights take it on the same terms: since the tiles compute a few columns
+ * past 16 without a full vector, widening in place beat packing at every
+ * count of 20-44 rows measured (AVX-512 and AVX2 levels, Zen 4, 2026-12-07). */
 static bool gemm_engine__swaps(const kb_context *threads_ctx, const struct kb_gemm_blocking *bl, const struct kb_gemm_ops *ops,
-                  int dt, int dt_b, bool trans_b, float beta, int64_t m, int64_t n) {
-  /* 16-bit weights: past 16 rows only when the last vector of 16 columns
-   * of the swapped tile is nearly full.  Widening costs what packing the
-   * weights transposed does, so the swapped product wins only where its
-   * padding is small: on an AVX-512 Zen 4, kb_linear_w bf16 [1280, 1280]
-   * and [1280, 3584] took 1.2-1.9x packing's time at 17-28 and 33-44 rows,
-   * about the same at 32, 48 ... 128; with rows of 1024 or 2048 columns
-   * swapped was 10-15% faster at 32, 48 and 64 rows (docs/performance.md).
-   * Where the level computes the last few columns without a vector of 16
-   * (tail_cols), those counts have no padding either. */
-  int64_t past = m % 16;
-  if (dt_b != KB_GEMM_F32 && m > 16 && past != 0 && past < 13 && past > ops->tail_cols) return false;
+                  int dt, bool trans_b, float beta, int64_t m, int64_t n) {
   return dt == KB_GEMM_F32 && trans_b && beta == 0.0f && m <= KB_GEMM_SWAP_ROWS &&
          gemm_engine__round_up(m, ops->nr) <= bl->nc && n / kb__threads(threads_ctx) >= 2 * m;
 }
@@ -12243,7 +12270,7 @@ kb_status kb__gemm_plan(kb_context *ctx, const char *fn, const kb_context *threa
    * the level says up to how many rows the small-m dot beats it
    * (gemm_kernels.h). */
   int64_t small_max = KB_GEMM_SMALL_M;
-  if (trans_b && gemm_engine__swaps(threads_ctx, &p->bl, ops, dt, dt_b, trans_b, beta, m, n))
+  if (trans_b && gemm_engine__swaps(threads_ctx, &p->bl, ops, dt, trans_b, beta, m, n))
     small_max = dt_b == KB_GEMM_F32 ? ops->small_dot_rows_f32 : ops->small_dot_rows_half;
   /* float32 with one row of A stays on the matrix-vector kernels below:
    * the same chain per output as the small-m kernels (so the same bits),
@@ -12278,7 +12305,7 @@ kb_status kb__gemm_plan(kb_context *ctx, const char *fn, const kb_context *threa
   }
   p->kind = KIND_BLOCKED;
   int64_t mr = ops->mr, nr = ops->nr;
-  p->swapped = gemm_engine__swaps(threads_ctx, &p->bl, ops, dt, dt_b, trans_b, beta, m, n);
+  p->swapped = gemm_engine__swaps(threads_ctx, &p->bl, ops, dt, trans_b, beta, m, n);
   if (p->swapped) {
     int64_t t = m;
     m = n;
@@ -12524,7 +12551,7 @@ static void gemm_scalar__transpose(int64_t rows, int64_t cols, const float *src,
 const struct kb_gemm_ops kb__gemm_ops_scalar = {MR, NR, gemm_scalar__kernel, gemm_scalar__pack_bt, gemm_scalar__gemv_axpy, gemm_scalar__gemv_dot,
                                                 kb__gemm_small_dot_scalar, kb__gemm_small_axpy_scalar, kb__gemm_pack_bt_half_scalar,
                                                 gemm_scalar__transpose, kb__gemm_widen_scalar, SMALL_DOT_ROWS_F32,
-                                                SMALL_DOT_ROWS_HALF, 0};
+                                                SMALL_DOT_ROWS_HALF};
 #undef MR
 #undef NR
 #undef SMALL_DOT_ROWS_F32
