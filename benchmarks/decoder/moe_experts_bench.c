@@ -207,9 +207,8 @@ int main(int argc, char **argv) {
       struct dense_arg da = {&a, xr};
       double tm = best_of(reps, moe_thunk, &a), td = best_of(reps, dense_thunk, &da);
       double flops = 2.0 * 3.0 * (double)(tokens * top_k) * (double)hidden * (double)ffn;
-      /* Weight bytes the step reads: the experts some token uses. */
-      /* and the fewest and most rows an expert with work gets (the sizes of
-       * its products). */
+      /* Weight bytes the step reads (the experts some token uses), and the
+       * fewest and most rows an expert with work gets (its products' sizes). */
       int used = 0;
       int64_t fewest = -1, most = 0;
       for (int64_t e = 0; e < experts; e++) {

@@ -1559,6 +1559,7 @@ static inline int64_t kb_cpu_min_rows(int64_t cols) { return cols > 0 ? KB_ROW_M
 
 #if KB_HAVE_X86_SIMD
 #include <immintrin.h>
+#include <stdint.h>
 /* The avx2 level: AVX2, FMA and F16C (every AVX2 CPU has the other two). */
 #define KB_TARGET_AVX2 __attribute__((target("avx2,fma,f16c")))
 /* The avx512 level: AVX-512F on top of the avx2 level. */
@@ -1584,6 +1585,14 @@ static inline int64_t kb_cpu_min_rows(int64_t cols) { return cols > 0 ? KB_ROW_M
  * load that follows finds the line in L2, a latency the out-of-order core
  * hides.  Only data moves: the results are the same bits either way. */
 #define KB_PREFETCH_STREAM(p) _mm_prefetch((const char *)(p), _MM_HINT_T1)
+
+/* Lanes [0, count) of an 8-lane vector as the all-ones masks of the AVX2
+ * masked loads and stores (_mm256_maskload_ps / _mm256_maskstore_ps), which
+ * neither read nor write the other lanes; count is clamped to [0, 8]. */
+KB_TARGET_AVX2 static inline __m256i kb_first8_lanes(int64_t count) {
+  int c = count >= 8 ? 8 : count <= 0 ? 0 : (int)count;
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(c), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
 #endif
 
 #endif /* KB_CPU_SIMD_H */
@@ -2836,6 +2845,7 @@ void kb_half_narrow(int f16, const float *src, uint16_t *dst, int64_t n);
 
 #if KB_HAVE_X86_SIMD
 #include <immintrin.h>
+#include <stdint.h>
 /* The avx2 level: AVX2, FMA and F16C (every AVX2 CPU has the other two). */
 #define KB_TARGET_AVX2 __attribute__((target("avx2,fma,f16c")))
 /* The avx512 level: AVX-512F on top of the avx2 level. */
@@ -2861,6 +2871,14 @@ void kb_half_narrow(int f16, const float *src, uint16_t *dst, int64_t n);
  * load that follows finds the line in L2, a latency the out-of-order core
  * hides.  Only data moves: the results are the same bits either way. */
 #define KB_PREFETCH_STREAM(p) _mm_prefetch((const char *)(p), _MM_HINT_T1)
+
+/* Lanes [0, count) of an 8-lane vector as the all-ones masks of the AVX2
+ * masked loads and stores (_mm256_maskload_ps / _mm256_maskstore_ps), which
+ * neither read nor write the other lanes; count is clamped to [0, 8]. */
+KB_TARGET_AVX2 static inline __m256i kb_first8_lanes(int64_t count) {
+  int c = count >= 8 ? 8 : count <= 0 ? 0 : (int)count;
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(c), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
 #endif
 
 #endif /* KB_CPU_SIMD_H */
@@ -9428,7 +9446,6 @@ kb_status kb_attention_ex_kv_f16(kb_context *ctx, int64_t batch, int64_t heads, 
 #define attn_exp attention_avx2__attn_exp
 #define load8 attention_avx2__load8
 #define softmax_block attention_avx2__softmax_block
-#define lanes attention_avx2__lanes
 #define pv_mask attention_avx2__pv_mask
 #define pv_load attention_avx2__pv_load
 #define pv_cols attention_avx2__pv_cols
@@ -9502,11 +9519,6 @@ KB_TARGET_AVX2 static void attention_avx2__softmax_block(const float *s, int64_t
   *m_new = m;
 }
 
-/* Lanes [0, count) of a vector as a load / store mask. */
-KB_TARGET_AVX2 static inline __m256i attention_avx2__lanes(int64_t count) {
-  int c = count >= 8 ? 8 : count <= 0 ? 0 : (int)count;
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(c), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
 #define PV_LOAD(mask, src) _mm256_maskload_ps((src), (mask))
 #define PV_STORE(dst, mask, x) _mm256_maskstore_ps((dst), (mask), (x))
 typedef __m256i attention_avx2__pv_mask;
@@ -9547,7 +9559,7 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline void attention_avx2_
   const int64_t es = VDT == KB_GEMM_F32 ? 4 : 2;
   attention_avx2__pv_mask mask[8];
   __m256 acc[4][8];
-  _Pragma("GCC unroll 8") for (int t = 0; t < NV; t++) mask[t] = attention_avx2__lanes(width - 8 * t);
+  _Pragma("GCC unroll 8") for (int t = 0; t < NV; t++) mask[t] = kb_first8_lanes(width - 8 * t);
   _Pragma("GCC unroll 4") for (int i = 0; i < R; i++) {
     _Pragma("GCC unroll 8") for (int t = 0; t < NV; t++) {
       float *at = o + i * ldo + 8 * t;
@@ -9638,7 +9650,6 @@ const struct kb_attn_ops kb__attn_ops_avx2 = {attention_avx2__softmax_block, att
 #undef PV_LOAD
 #undef PV_STORE
 #undef attn_exp
-#undef lanes
 #undef load8
 #undef pv
 #undef pv_cols
@@ -10775,7 +10786,6 @@ kb_status kb_gemm_batched_f16(kb_context *ctx, bool trans_a, bool trans_b, int64
 #define rows_4 gemm_avx2__rows_4
 #define rows_2 gemm_avx2__rows_2
 #define rows_1 gemm_avx2__rows_1
-#define first_lanes gemm_avx2__first_lanes
 #define tail_cols gemm_avx2__tail_cols
 #define tail gemm_avx2__tail
 #define kernel gemm_avx2__kernel
@@ -10877,13 +10887,6 @@ DEFINE_ROWS(4)
 DEFINE_ROWS(2)
 DEFINE_ROWS(1)
 
-/* Lane masks for _mm256_maskload_ps: the first `count` lanes. */
-KB_TARGET_AVX2 static inline __m256i gemm_avx2__first_lanes(int64_t count) {
-  if (count > 8) count = 8;
-  if (count < 0) count = 0;
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)count), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-
 /* The C (a constant, at most TAIL_COLS) columns of a tile from A stored in
  * rows (a_cs == 1), the other way round: the lanes are the tile's rows
  * (at most 6 of 8) and each column of B is broadcast.  Each block of 8
@@ -10906,7 +10909,7 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline void gemm_avx2__tail
   for (int64_t p = 0; p < kc; p += 8) {
     int64_t w = kc - p < 8 ? kc - p : 8;
     __m256 r[8], col[8];
-    __m256i mask = gemm_avx2__first_lanes(w);
+    __m256i mask = kb_first8_lanes(w);
     _Pragma("GCC unroll 8") for (int l = 0; l < 8; l++)
       r[l] = l < rows ? _mm256_maskload_ps(a + l * a_rs + p, mask) : _mm256_setzero_ps();
     transpose8(r, col);
@@ -10958,7 +10961,7 @@ KB_TARGET_AVX2 static void gemm_avx2__kernel(int64_t kc, const float *a, int64_t
     gemm_avx2__tail(kc, a, a_rs, b, b_rs, c, ldc, rows, cols, first, last);
     return;
   }
-  __m256i m0 = gemm_avx2__first_lanes(cols), m1 = gemm_avx2__first_lanes(cols - 8);
+  __m256i m0 = kb_first8_lanes(cols), m1 = kb_first8_lanes(cols - 8);
   int full = cols == NR;
   struct kb_gemm_epilogue e;
   if (last != NULL) e = *last;
@@ -10993,7 +10996,7 @@ KB_TARGET_AVX2 static void gemm_avx2__kernel(int64_t kc, const float *a, int64_t
 /* Loads the 8 x w block (w <= 8 columns) of `rows` rows at src (row stride
  * ld); missing rows and columns read as zero. */
 KB_TARGET_AVX2 __attribute__((always_inline)) static inline void gemm_avx2__load_block(const float *src, int64_t ld, int64_t rows, int64_t w, __m256 r[8]) {
-  __m256i mask = gemm_avx2__first_lanes(w);
+  __m256i mask = kb_first8_lanes(w);
   _Pragma("GCC unroll 16")
   for (int l = 0; l < 8; l++)
     r[l] = l >= rows ? _mm256_setzero_ps() : w == 8 ? _mm256_loadu_ps(src + l * ld) : _mm256_maskload_ps(src + l * ld, mask);
@@ -11044,7 +11047,7 @@ KB_TARGET_AVX2 static void gemm_avx2__gemv_axpy(int64_t k, int64_t n, const floa
         }
       } else {
         for (int v = 0; v < 4; v++) {
-          __m256i mk = gemm_avx2__first_lanes(n - j - 8 * v);
+          __m256i mk = kb_first8_lanes(n - j - 8 * v);
           acc[v] = p0 == 0 ? _mm256_setzero_ps() : _mm256_maskload_ps(y + j + 8 * v, mk);
           for (int i = 0; i < rows; i++)
             acc[v] = _mm256_fmadd_ps(xv[i], _mm256_maskload_ps(r[i] + j + 8 * v, mk), acc[v]);
@@ -11125,8 +11128,8 @@ KB_TARGET_AVX2 static void gemm_avx2__gemv_dot(int64_t k, int64_t n, const float
         }
       }
     }
-    _mm256_maskstore_ps(y + j0, gemm_avx2__first_lanes(rows0), acc0);
-    if (rows1 > 0) _mm256_maskstore_ps(y + j0 + 8, gemm_avx2__first_lanes(rows1), acc1);
+    _mm256_maskstore_ps(y + j0, kb_first8_lanes(rows0), acc0);
+    if (rows1 > 0) _mm256_maskstore_ps(y + j0 + 8, kb_first8_lanes(rows1), acc1);
   }
 }
 
@@ -11135,7 +11138,7 @@ KB_TARGET_AVX2 static void gemm_avx2__transpose(int64_t rows, int64_t cols, cons
                                      int64_t ldd) {
   for (int64_t i0 = 0; i0 < rows; i0 += 8) {
     int64_t h = rows - i0 < 8 ? rows - i0 : 8;
-    __m256i keep = gemm_avx2__first_lanes(h);
+    __m256i keep = kb_first8_lanes(h);
     for (int64_t j0 = 0; j0 < cols; j0 += 8) {
       int64_t w = cols - j0 < 8 ? cols - j0 : 8;
       __m256 r[8], col[8];
@@ -11168,7 +11171,6 @@ const struct kb_gemm_ops kb__gemm_ops_avx2 = {MR, NR, gemm_avx2__kernel, gemm_av
 #undef SMALL_DOT_ROWS_F32
 #undef SMALL_DOT_ROWS_HALF
 #undef TAIL_COLS
-#undef first_lanes
 #undef gemv_axpy
 #undef gemv_dot
 #undef kernel
@@ -11410,9 +11412,8 @@ KB_TARGET_AVX512 __attribute__((noinline)) static void gemm_avx512__tile_rows_ha
                                                                     float *c, int64_t ldc, int64_t rows,
                                                                     int64_t lead, int64_t rest, int first,
                                                                     const struct kb_gemm_epilogue *last) {
-  /* Lane l of mh is all ones when l < rest (the AVX2 masked loads and
-   * stores, which leave C past the columns untouched). */
-  __m256i mh = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)rest), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  /* The AVX2 masked loads and stores leave C past the columns untouched. */
+  __m256i mh = kb_first8_lanes(rest);
   if (lead == 0)
     gemm_avx512__tile_rows(1, 1, kc, a, a_rs, a_cs, b, b_rs, c, ldc, rows, 0, 0, mh, 0, first, last);
   else

@@ -68,11 +68,6 @@ KB_TARGET_AVX2 static void softmax_block(const float *s, int64_t len, float m_ol
   *m_new = m;
 }
 
-/* Lanes [0, count) of a vector as a load / store mask. */
-KB_TARGET_AVX2 static inline __m256i lanes(int64_t count) {
-  int c = count >= 8 ? 8 : count <= 0 ? 0 : (int)count;
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(c), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
 #define PV_LOAD(mask, src) _mm256_maskload_ps((src), (mask))
 #define PV_STORE(dst, mask, x) _mm256_maskstore_ps((dst), (mask), (x))
 typedef __m256i pv_mask;
@@ -113,7 +108,7 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline void pv_cols(const i
   const int64_t es = VDT == KB_GEMM_F32 ? 4 : 2;
   pv_mask mask[8];
   __m256 acc[4][8];
-  _Pragma("GCC unroll 8") for (int t = 0; t < NV; t++) mask[t] = lanes(width - 8 * t);
+  _Pragma("GCC unroll 8") for (int t = 0; t < NV; t++) mask[t] = kb_first8_lanes(width - 8 * t);
   _Pragma("GCC unroll 4") for (int i = 0; i < R; i++) {
     _Pragma("GCC unroll 8") for (int t = 0; t < NV; t++) {
       float *at = o + i * ldo + 8 * t;

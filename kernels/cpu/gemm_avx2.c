@@ -94,13 +94,6 @@ DEFINE_ROWS(4)
 DEFINE_ROWS(2)
 DEFINE_ROWS(1)
 
-/* Lane masks for _mm256_maskload_ps: the first `count` lanes. */
-KB_TARGET_AVX2 static inline __m256i first_lanes(int64_t count) {
-  if (count > 8) count = 8;
-  if (count < 0) count = 0;
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)count), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-
 /* The C (a constant, at most TAIL_COLS) columns of a tile from A stored in
  * rows (a_cs == 1), the other way round: the lanes are the tile's rows
  * (at most 6 of 8) and each column of B is broadcast.  Each block of 8
@@ -123,7 +116,7 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline void tail_cols(const
   for (int64_t p = 0; p < kc; p += 8) {
     int64_t w = kc - p < 8 ? kc - p : 8;
     __m256 r[8], col[8];
-    __m256i mask = first_lanes(w);
+    __m256i mask = kb_first8_lanes(w);
     _Pragma("GCC unroll 8") for (int l = 0; l < 8; l++)
       r[l] = l < rows ? _mm256_maskload_ps(a + l * a_rs + p, mask) : _mm256_setzero_ps();
     transpose8(r, col);
@@ -175,7 +168,7 @@ KB_TARGET_AVX2 static void kernel(int64_t kc, const float *a, int64_t a_rs, int6
     tail(kc, a, a_rs, b, b_rs, c, ldc, rows, cols, first, last);
     return;
   }
-  __m256i m0 = first_lanes(cols), m1 = first_lanes(cols - 8);
+  __m256i m0 = kb_first8_lanes(cols), m1 = kb_first8_lanes(cols - 8);
   int full = cols == NR;
   struct kb_gemm_epilogue e;
   if (last != NULL) e = *last;
@@ -210,7 +203,7 @@ KB_TARGET_AVX2 static void kernel(int64_t kc, const float *a, int64_t a_rs, int6
 /* Loads the 8 x w block (w <= 8 columns) of `rows` rows at src (row stride
  * ld); missing rows and columns read as zero. */
 KB_TARGET_AVX2 __attribute__((always_inline)) static inline void load_block(const float *src, int64_t ld, int64_t rows, int64_t w, __m256 r[8]) {
-  __m256i mask = first_lanes(w);
+  __m256i mask = kb_first8_lanes(w);
   _Pragma("GCC unroll 16")
   for (int l = 0; l < 8; l++)
     r[l] = l >= rows ? _mm256_setzero_ps() : w == 8 ? _mm256_loadu_ps(src + l * ld) : _mm256_maskload_ps(src + l * ld, mask);
@@ -261,7 +254,7 @@ KB_TARGET_AVX2 static void gemv_axpy(int64_t k, int64_t n, const float *x, const
         }
       } else {
         for (int v = 0; v < 4; v++) {
-          __m256i mk = first_lanes(n - j - 8 * v);
+          __m256i mk = kb_first8_lanes(n - j - 8 * v);
           acc[v] = p0 == 0 ? _mm256_setzero_ps() : _mm256_maskload_ps(y + j + 8 * v, mk);
           for (int i = 0; i < rows; i++)
             acc[v] = _mm256_fmadd_ps(xv[i], _mm256_maskload_ps(r[i] + j + 8 * v, mk), acc[v]);
@@ -342,8 +335,8 @@ KB_TARGET_AVX2 static void gemv_dot(int64_t k, int64_t n, const float *x, const 
         }
       }
     }
-    _mm256_maskstore_ps(y + j0, first_lanes(rows0), acc0);
-    if (rows1 > 0) _mm256_maskstore_ps(y + j0 + 8, first_lanes(rows1), acc1);
+    _mm256_maskstore_ps(y + j0, kb_first8_lanes(rows0), acc0);
+    if (rows1 > 0) _mm256_maskstore_ps(y + j0 + 8, kb_first8_lanes(rows1), acc1);
   }
 }
 
@@ -352,7 +345,7 @@ KB_TARGET_AVX2 static void transpose(int64_t rows, int64_t cols, const float *sr
                                      int64_t ldd) {
   for (int64_t i0 = 0; i0 < rows; i0 += 8) {
     int64_t h = rows - i0 < 8 ? rows - i0 : 8;
-    __m256i keep = first_lanes(h);
+    __m256i keep = kb_first8_lanes(h);
     for (int64_t j0 = 0; j0 < cols; j0 += 8) {
       int64_t w = cols - j0 < 8 ? cols - j0 : 8;
       __m256 r[8], col[8];

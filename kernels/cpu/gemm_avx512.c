@@ -211,9 +211,8 @@ KB_TARGET_AVX512 __attribute__((noinline)) static void tile_rows_half(int64_t kc
                                                                     float *c, int64_t ldc, int64_t rows,
                                                                     int64_t lead, int64_t rest, int first,
                                                                     const struct kb_gemm_epilogue *last) {
-  /* Lane l of mh is all ones when l < rest (the AVX2 masked loads and
-   * stores, which leave C past the columns untouched). */
-  __m256i mh = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)rest), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  /* The AVX2 masked loads and stores leave C past the columns untouched. */
+  __m256i mh = kb_first8_lanes(rest);
   if (lead == 0)
     tile_rows(1, 1, kc, a, a_rs, a_cs, b, b_rs, c, ldc, rows, 0, 0, mh, 0, first, last);
   else

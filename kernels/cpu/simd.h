@@ -20,6 +20,7 @@
 
 #if KB_HAVE_X86_SIMD
 #include <immintrin.h>
+#include <stdint.h>
 /* The avx2 level: AVX2, FMA and F16C (every AVX2 CPU has the other two). */
 #define KB_TARGET_AVX2 __attribute__((target("avx2,fma,f16c")))
 /* The avx512 level: AVX-512F on top of the avx2 level. */
@@ -45,6 +46,14 @@
  * load that follows finds the line in L2, a latency the out-of-order core
  * hides.  Only data moves: the results are the same bits either way. */
 #define KB_PREFETCH_STREAM(p) _mm_prefetch((const char *)(p), _MM_HINT_T1)
+
+/* Lanes [0, count) of an 8-lane vector as the all-ones masks of the AVX2
+ * masked loads and stores (_mm256_maskload_ps / _mm256_maskstore_ps), which
+ * neither read nor write the other lanes; count is clamped to [0, 8]. */
+KB_TARGET_AVX2 static inline __m256i kb_first8_lanes(int64_t count) {
+  int c = count >= 8 ? 8 : count <= 0 ? 0 : (int)count;
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(c), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
 #endif
 
 #endif /* KB_CPU_SIMD_H */
