@@ -135,7 +135,7 @@ static struct shape shape_of(enum kind k, enum size_class sz) {
       s.d[2] = sz == SMALL ? 64 : smoke ? 12 : 1024;
       break;
     case K_GLU: /* rows x ffn (Llama-7B's 11008) */
-      s.d[0] = sz == SMALL ? 4 : smoke ? 3 : quick ? 32 : 256;
+      s.d[0] = sz == SMALL ? 4 : smoke ? 3 : quick ? 32 : 512;
       s.d[1] = sz == SMALL ? 64 : smoke ? 37 : 11008;
       break;
     case K_ADDNORM: /* rows x hidden (4096) */
@@ -143,6 +143,17 @@ static struct shape shape_of(enum kind k, enum size_class sz) {
       s.d[1] = sz == SMALL ? 64 : smoke ? 37 : 4096;
       break;
   }
+  return s;
+}
+
+/* The shape of op's call: shape_of's, except that a 16-bit row of the
+ * large table has twice the float32 row's first dimension (elements or
+ * rows), so that it moves the same bytes and, like the float32 row, comes
+ * from memory: at the float32 element count the 16-bit tensors of several
+ * rows fit a 32 MB last-level cache, and kernel and copy then ran from it. */
+static struct shape shape_for(const struct memop *op, enum size_class sz) {
+  struct shape s = shape_of(op->kind, sz);
+  if (sz == LARGE && op->dt != F32) s.d[0] *= 2;
   return s;
 }
 
@@ -311,17 +322,18 @@ static void allocate(void) {
   }
   if (nmax < 4096) nmax = 4096; /* the small shapes */
   for (int i = 0; i < 4; i++) buf.f[i] = (float *)bench_alloc(nmax * 4);
+  /* 16-bit tensors: twice the elements (shape_for), the float32 bytes. */
   for (int i = 0; i < 3; i++) {
-    buf.h[i] = (uint16_t *)bench_alloc(nmax * 2);
-    buf.hf[i] = (uint16_t *)bench_alloc(nmax * 2);
+    buf.h[i] = (uint16_t *)bench_alloc(nmax * 4);
+    buf.hf[i] = (uint16_t *)bench_alloc(nmax * 4);
   }
   fill_uniform(buf.f[0], nmax, -4, 4, 1);
   fill_uniform(buf.f[1], nmax, -1, 1, 2);
   fill_uniform(buf.f[2], nmax, -0.01f, 0.01f, 3);
   fill_uniform(buf.f[3], nmax, 0, 1e-4f, 4); /* adamw's v: >= 0 */
   for (int i = 0; i < 3; i++) {
-    fill_uniform_bf16(buf.h[i], nmax, -4, 4, 5 + (uint64_t)i);
-    fill_uniform_f16(buf.hf[i], nmax, -4, 4, 8 + (uint64_t)i);
+    fill_uniform_bf16(buf.h[i], 2 * nmax, -4, 4, 5 + (uint64_t)i);
+    fill_uniform_f16(buf.hf[i], 2 * nmax, -4, 4, 8 + (uint64_t)i);
   }
   size_t wmax = 65536;
   for (int i = 0; i < 2; i++) {
@@ -408,8 +420,8 @@ void bench_memory(void) {
   printf("### memory-bound kernels, large sizes\n\n");
   printf("GB/s of the bytes each kernel must move (inputs read once, outputs written once, in-out tensors twice).  "
          "copy: the copy loop (see machine limits) moving the same bytes (read + write) on the same thread count, timed in the same rounds; "
-         "%% of copy = kb GB/s ÷ copy GB/s.  16-bit rows: kb time ÷ the f32 kernel's time on the same shape "
-         "(all threads).\n\n");
+         "%% of copy = kb GB/s ÷ copy GB/s.  16-bit rows have twice the float32 row's first dimension (the same "
+         "bytes, from memory as well); time ÷ f32: their time per element ÷ the f32 kernel's (all threads).\n\n");
   if (nt == 2) {
     printf("| kernel | dtype | shape | MB moved | kb GB/s (%d thr) | copy GB/s | %% of copy | kb GB/s (1 thr) | copy GB/s "
            "| %% of copy | time ÷ f32 |\n",
@@ -419,14 +431,14 @@ void bench_memory(void) {
     printf("| kernel | dtype | shape | MB moved | kb GB/s (1 thr) | copy GB/s | %% of copy | time ÷ f32 |\n");
     printf("|---|---|---|---|---|---|---|---|\n");
   }
-  double f32_time = 0;
+  double f32_time = 0; /* per element */
   double *from_memory = (double *)calloc(nops, sizeof(double)); /* kb GB/s on 1 thread, large */
   /* The embedding ids lie below the vocabulary of each size class. */
   fill_ids(buf.ids, 65536, (int32_t)shape_of(K_EMBED, LARGE).d[1], 32);
   for (size_t i = 0; i < nops; i++) {
     const struct memop *op = &ops[i];
-    struct shape s = shape_of(op->kind, LARGE);
-    double bytes = traffic(op->kind, op->dt, s);
+    struct shape s = shape_for(op, LARGE);
+    double bytes = traffic(op->kind, op->dt, s), per_elem = 1 / elements(op->kind, s);
     struct mem_arg all = {op, s, ctx_all, bench_opt.threads, bytes};
     struct mem_arg one = {op, s, ctx_one, 1, bytes};
     struct side sides[4] = {{"kb", run_op, &all, 0, 0}, {"copy", run_copy, &all, 0, 0},
@@ -439,7 +451,7 @@ void bench_memory(void) {
       sides[2] = sides[0];
       sides[3] = sides[1];
     }
-    if (op->dt == F32) f32_time = sides[0].med;
+    if (op->dt == F32) f32_time = sides[0].med * per_elem;
     if (from_memory != NULL && sides[2].med > 0) from_memory[i] = bytes / sides[2].med * 1e-9;
     char shape[64], c[8][32];
     shape_text(shape, sizeof shape, op->kind, s);
@@ -449,7 +461,7 @@ void bench_memory(void) {
     if (op->dt == F32)
       snprintf(c[6], sizeof c[6], "–");
     else
-      fmtv(c[6], sizeof c[6], 2, sides[0].med / f32_time, sides[0].med > 0 && f32_time > 0, "");
+      fmtv(c[6], sizeof c[6], 2, sides[0].med * per_elem / f32_time, sides[0].med > 0 && f32_time > 0, "");
     if (nt == 2)
       printf("| %s | %s | %s | %.1f | %s | %s | %s | %s | %s | %s | %s |\n", op->name, dtype_names[op->dt], shape,
              bytes * 1e-6, c[0], c[1], c[4], c[2], c[3], c[5], c[6]);
@@ -483,7 +495,7 @@ void bench_memory(void) {
     fflush(stdout);
   }
 
-  printf("\n### memory-bound kernels in cache (float32, one thread)\n\n");
+  printf("\n### memory-bound kernels in cache (float32, and the 16-bit glu and add_rmsnorm; one thread)\n\n");
   printf("The same kernels on shapes whose tensors stay in the L2 cache between calls, where moving the bytes "
          "costs next to nothing, beside the large-size GB/s of the first table (1 thread) and the copy loop "
          "over the same in-cache bytes.  in cache ÷ from memory near 1: the kernel's own arithmetic, not memory, "
@@ -493,7 +505,9 @@ void bench_memory(void) {
   fill_ids(buf.ids, 65536, (int32_t)shape_of(K_EMBED, CACHED).d[1], 34);
   for (size_t i = 0; i < nops; i++) {
     const struct memop *op = &ops[i];
-    if (op->dt != F32) continue;
+    /* The decoder's glu and add_rmsnorm in every dtype: how far their
+       arithmetic alone is from copy speed at 16-bit storage too. */
+    if (op->dt != F32 && op->kind != K_GLU && op->kind != K_ADDNORM) continue;
     struct shape s = shape_of(op->kind, CACHED);
     double bytes = traffic(op->kind, op->dt, s);
     struct mem_arg one = {op, s, ctx_one, 1, bytes};
@@ -509,7 +523,8 @@ void bench_memory(void) {
     fmtv(m, sizeof m, 1, mem, mem > 0, "");
     fmtv(r, sizeof r, 2, in_cache / mem, in_cache > 0 && mem > 0, "");
     fmtv(c, sizeof c, 1, bytes / sides[1].med * 1e-9, sides[1].med > 0, "");
-    printf("| %s | %s | %.0f | %s | %s | %s | %s |\n", op->name, shape, bytes / 1024, a, m, r, c);
+    printf("| %s%s%s | %s | %.0f | %s | %s | %s | %s |\n", op->name, op->dt == F32 ? "" : " ",
+           op->dt == F32 ? "" : dtype_names[op->dt], shape, bytes / 1024, a, m, r, c);
     fflush(stdout);
   }
   free(from_memory);

@@ -4,9 +4,11 @@
  * broadcast A element per step of p (15 of the 16 registers).  Edge tiles
  * use instances of 4, 2 and 1 rows and masked columns; with A in rows, a
  * tile of 1-4 columns is computed with the tile's rows as the lanes
- * (tail()).  Every
- * accumulator follows the contract's fma chain, so the result is the
- * scalar level's, bit for bit. */
+ * (tail()).  kernel_bf16a runs the same tiles on bfloat16 weights read in
+ * place (bf16_at).  Every accumulator follows the contract's fma chain, so
+ * the result is the scalar level's, bit for bit. */
+#include <string.h>
+
 #include "gemm_kernels.h"
 #include "gemm_small_prefetch.h"
 #include "gemm_transpose.h"
@@ -28,12 +30,33 @@
  * (tail()) rather than with two vectors of 8 columns. */
 #define TAIL_COLS 4
 
+/* The bfloat16 weight at p as a float32 broadcast: gemm_avx512.c's bf16_at
+ * (the 32 bits ending at p broadcast, the low half cleared; SAFE steps
+ * read p alone). */
+KB_TARGET_AVX2 __attribute__((always_inline)) static inline __m256 bf16_at(const uint16_t *p, const int safe) {
+  if (safe) return _mm256_castsi256_ps(_mm256_set1_epi32((int32_t)((uint32_t)*p << 16)));
+  int32_t pair;
+  memcpy(&pair, p - 1, sizeof pair);
+  return _mm256_castsi256_ps(_mm256_and_si256(_mm256_set1_epi32(pair), _mm256_set1_epi32((int32_t)0xffff0000u)));
+}
+
 /* Row i of the tile, if the instance has it: acc_i0/acc_i1 += a(i, p) * b(p, 0..15). */
-#define ROW_FMA(i)                                 \
-  if (R > (i)) {                                   \
-    __m256 ai = _mm256_set1_ps(ap[(i) * a_rs]);    \
-    c##i##0 = _mm256_fmadd_ps(ai, b0, c##i##0);    \
-    c##i##1 = _mm256_fmadd_ps(ai, b1, c##i##1);    \
+#define ROW_FMA(i)                                                                            \
+  if (R > (i)) {                                                                              \
+    __m256 ai = A16 ? bf16_at(ap16 + (i) * a_rs, SAFE) : _mm256_set1_ps(ap[(i) * a_rs]);      \
+    c##i##0 = _mm256_fmadd_ps(ai, b0, c##i##0);                                               \
+    c##i##1 = _mm256_fmadd_ps(ai, b1, c##i##1);                                               \
+  }
+
+/* One step p of the tile: B's two vectors, then every row's multiply-adds. */
+#define ROWS_STEP                                                                                  \
+  {                                                                                                \
+    const float *ap = A16 ? NULL : a + p * a_cs;                                                   \
+    const uint16_t *ap16 = A16 ? a16 + p : NULL;                                                   \
+    __m256 b0 = _mm256_loadu_ps(b + p * b_rs), b1 = _mm256_loadu_ps(b + p * b_rs + 8);             \
+    (void)ap;                                                                                      \
+    (void)ap16;                                                                                    \
+    ALL_ROWS(ROW_FMA)                                                                              \
   }
 
 #define LOAD8(ptr, mask) (full ? _mm256_loadu_ps(ptr) : _mm256_maskload_ps((ptr), (mask)))
@@ -72,17 +95,24 @@
  * has nr readable columns (a packed panel is zero-padded). */
 #define DEFINE_ROWS(R_)                                                                                      \
   KB_TARGET_AVX2 __attribute__((always_inline)) static inline void rows_##R_(                                 \
-      int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs, float *c,      \
-      int64_t ldc, __m256i m0, __m256i m1, int full, int first, const struct kb_gemm_epilogue *last) {     \
+      const int A16, int64_t kc, const float *a, const uint16_t *a16, int64_t a_rs, int64_t a_cs,          \
+      const float *b, int64_t b_rs, float *c, int64_t ldc, __m256i m0, __m256i m1, int full, int first,    \
+      const struct kb_gemm_epilogue *last) {                                                               \
     enum { R = R_ };                                                                                        \
     __m256 z = _mm256_setzero_ps();                                                                        \
     __m256 c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z, c30 = z, c31 = z, c40 = z, c41 = z;       \
     __m256 c50 = z, c51 = z;                                                                               \
     ALL_ROWS(ROW_INIT)                                                                                     \
-    for (int64_t p = 0; p < kc; p++) {                                                                     \
-      const float *ap = a + p * a_cs;                                                                      \
-      __m256 b0 = _mm256_loadu_ps(b + p * b_rs), b1 = _mm256_loadu_ps(b + p * b_rs + 8);                   \
-      ALL_ROWS(ROW_FMA)                                                                                    \
+    int64_t p0 = 0;                                                                                        \
+    if (A16 && first && kc > 0) { /* A's first column: its element alone (SAFE) */                        \
+      enum { SAFE = 1 };                                                                                   \
+      const int64_t p = 0;                                                                                 \
+      ROWS_STEP                                                                                            \
+      p0 = 1;                                                                                              \
+    }                                                                                                      \
+    for (int64_t p = p0; p < kc; p++) {                                                                    \
+      enum { SAFE = 0 };                                                                                   \
+      ROWS_STEP                                                                                            \
     }                                                                                                      \
     __m256 alpha = _mm256_set1_ps(last != NULL ? last->alpha : 1.0f);                                      \
     __m256 beta = _mm256_set1_ps(last != NULL ? last->beta : 0.0f);                                        \
@@ -102,10 +132,24 @@ DEFINE_ROWS(1)
  * increasing: every element the contract's fma chain (the two factors of
  * each product swapped, which changes no bit), started and finished as
  * the contract says. */
-KB_TARGET_AVX2 __attribute__((always_inline)) static inline void tail_cols(const int C, int64_t kc, const float *a,
-                                                                         int64_t a_rs, const float *b, int64_t b_rs,
-                                                                         float *c, int64_t ldc, int64_t rows,
-                                                                         int first,
+/* w <= 8 bfloat16 values from src widened (the rest zero; nothing past
+ * them read). */
+KB_TARGET_AVX2 __attribute__((always_inline)) static inline __m256 load_bf16_part(const uint16_t *src, int64_t w) {
+  __m128i h;
+  if (w == 8) {
+    h = _mm_loadu_si128((const __m128i *)src);
+  } else {
+    uint16_t t[8] = {0};
+    memcpy(t, src, (size_t)w * sizeof *src);
+    h = _mm_loadu_si128((const __m128i *)t);
+  }
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
+
+KB_TARGET_AVX2 __attribute__((always_inline)) static inline void tail_cols(const int C, const int A16, int64_t kc,
+                                                                         const void *a, int64_t a_rs,
+                                                                         const float *b, int64_t b_rs, float *c,
+                                                                         int64_t ldc, int64_t rows, int first,
                                                                          const struct kb_gemm_epilogue *last) {
   float t[8];
   __m256 acc[TAIL_COLS];
@@ -117,8 +161,14 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline void tail_cols(const
     int64_t w = kc - p < 8 ? kc - p : 8;
     __m256 r[8], col[8];
     __m256i mask = kb_first8_lanes(w);
-    _Pragma("GCC unroll 8") for (int l = 0; l < 8; l++)
-      r[l] = l < rows ? _mm256_maskload_ps(a + l * a_rs + p, mask) : _mm256_setzero_ps();
+    _Pragma("GCC unroll 8") for (int l = 0; l < 8; l++) {
+      if (l >= rows)
+        r[l] = _mm256_setzero_ps();
+      else if (A16)
+        r[l] = load_bf16_part((const uint16_t *)a + l * a_rs + p, w);
+      else
+        r[l] = _mm256_maskload_ps((const float *)a + l * a_rs + p, mask);
+    }
     transpose8(r, col);
     if (w == 8) {
       _Pragma("GCC unroll 8") for (int q = 0; q < 8; q++)
@@ -143,61 +193,80 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline void tail_cols(const
   }
 }
 
-/* tail_cols for 1 .. TAIL_COLS columns, out of line. */
-KB_TARGET_AVX2 __attribute__((noinline)) static void tail(int64_t kc, const float *a, int64_t a_rs, const float *b,
-                                                         int64_t b_rs, float *c, int64_t ldc, int64_t rows,
-                                                         int64_t cols, int first, const struct kb_gemm_epilogue *last) {
-  switch (cols) {
-    case 1: tail_cols(1, kc, a, a_rs, b, b_rs, c, ldc, rows, first, last); break;
-    case 2: tail_cols(2, kc, a, a_rs, b, b_rs, c, ldc, rows, first, last); break;
-    case 3: tail_cols(3, kc, a, a_rs, b, b_rs, c, ldc, rows, first, last); break;
-    default: tail_cols(4, kc, a, a_rs, b, b_rs, c, ldc, rows, first, last); break;
+/* tail_cols for 1 .. TAIL_COLS columns, out of line; A float32 (A16 = 0)
+ * or bfloat16 (1). */
+#define DEFINE_TAIL(SUF, A16_)                                                                                   \
+  KB_TARGET_AVX2 __attribute__((noinline)) static void tail_##SUF(int64_t kc, const void *a, int64_t a_rs,       \
+                                                                 const float *b, int64_t b_rs, float *c,        \
+                                                                 int64_t ldc, int64_t rows, int64_t cols,       \
+                                                                 int first, const struct kb_gemm_epilogue *last) { \
+    switch (cols) {                                                                                             \
+      case 1: tail_cols(1, A16_, kc, a, a_rs, b, b_rs, c, ldc, rows, first, last); break;                      \
+      case 2: tail_cols(2, A16_, kc, a, a_rs, b, b_rs, c, ldc, rows, first, last); break;                      \
+      case 3: tail_cols(3, A16_, kc, a, a_rs, b, b_rs, c, ldc, rows, first, last); break;                      \
+      default: tail_cols(4, A16_, kc, a, a_rs, b, b_rs, c, ldc, rows, first, last); break;                     \
+    }                                                                                                           \
   }
-}
+DEFINE_TAIL(f32, 0)
+DEFINE_TAIL(bf16, 1)
 
 /* A tile of rows x cols (at most 6 x 16): blocks of 6 rows, then the
  * remainder as 4 + 2 + 1 rows.  The packed-A instance has constant strides.
  * With A in rows (a_cs == 1: the weights of a swapped product, read in
  * place or widened), a tile of at most TAIL_COLS columns (the last panel
  * of 17-20 or 33-36 rows, swapped) takes tail() instead of two vectors of
- * 8 that would be mostly padding. */
+ * 8 that would be mostly padding.  A16: A bfloat16 in rows, read in place
+ * (kernel_bf16a). */
+#define KERNEL_BODY(SUF, A16_)                                                                               \
+  if (a_cs == 1 && cols <= TAIL_COLS) {                                                                     \
+    tail_##SUF(kc, a, a_rs, b, b_rs, c, ldc, rows, cols, first, last);                                      \
+    return;                                                                                                 \
+  }                                                                                                         \
+  __m256i m0 = kb_first8_lanes(cols), m1 = kb_first8_lanes(cols - 8);                                       \
+  int full = cols == NR;                                                                                    \
+  struct kb_gemm_epilogue e;                                                                                \
+  if (last != NULL) e = *last;                                                                              \
+  for (int64_t r = 0; r < rows;) {                                                                          \
+    int64_t left = rows - r;                                                                                \
+    const float *ar = A16_ ? NULL : (const float *)(const void *)a + r * a_rs;                              \
+    const uint16_t *ar16 = A16_ ? (const uint16_t *)(const void *)a + r * a_rs : NULL;                      \
+    float *cr = c + r * ldc;                                                                                \
+    const struct kb_gemm_epilogue *ep = NULL;                                                               \
+    if (last != NULL) {                                                                                     \
+      e.c0 = last->c0 != NULL ? last->c0 + r * last->ldc0 : NULL; /* NULL when beta == 0 */                 \
+      ep = &e;                                                                                              \
+    }                                                                                                       \
+    if (left >= 6) {                                                                                        \
+      if (!A16_ && a_rs == 1 && a_cs == MR)                                                                 \
+        rows_6(0, kc, ar, NULL, 1, MR, b, b_rs, cr, ldc, m0, m1, full, first, ep);                          \
+      else                                                                                                  \
+        rows_6(A16_, kc, ar, ar16, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, full, first, ep);                  \
+      r += 6;                                                                                               \
+    } else if (left >= 4) {                                                                                 \
+      rows_4(A16_, kc, ar, ar16, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, full, first, ep);                    \
+      r += 4;                                                                                               \
+    } else if (left >= 2) {                                                                                 \
+      rows_2(A16_, kc, ar, ar16, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, full, first, ep);                    \
+      r += 2;                                                                                               \
+    } else {                                                                                                \
+      rows_1(A16_, kc, ar, ar16, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, full, first, ep);                    \
+      r += 1;                                                                                               \
+    }                                                                                                       \
+  }
+
 KB_TARGET_AVX2 static void kernel(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *b,
                                   int64_t b_rs, float *c, int64_t ldc, int64_t rows, int64_t cols, int first,
                                   const struct kb_gemm_epilogue *last) {
-  if (a_cs == 1 && cols <= TAIL_COLS) {
-    tail(kc, a, a_rs, b, b_rs, c, ldc, rows, cols, first, last);
-    return;
-  }
-  __m256i m0 = kb_first8_lanes(cols), m1 = kb_first8_lanes(cols - 8);
-  int full = cols == NR;
-  struct kb_gemm_epilogue e;
-  if (last != NULL) e = *last;
-  for (int64_t r = 0; r < rows;) {
-    int64_t left = rows - r;
-    const float *ar = a + r * a_rs;
-    float *cr = c + r * ldc;
-    const struct kb_gemm_epilogue *ep = NULL;
-    if (last != NULL) {
-      e.c0 = last->c0 != NULL ? last->c0 + r * last->ldc0 : NULL; /* NULL when beta == 0 */
-      ep = &e;
-    }
-    if (left >= 6) {
-      if (a_rs == 1 && a_cs == MR)
-        rows_6(kc, ar, 1, MR, b, b_rs, cr, ldc, m0, m1, full, first, ep);
-      else
-        rows_6(kc, ar, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, full, first, ep);
-      r += 6;
-    } else if (left >= 4) {
-      rows_4(kc, ar, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, full, first, ep);
-      r += 4;
-    } else if (left >= 2) {
-      rows_2(kc, ar, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, full, first, ep);
-      r += 2;
-    } else {
-      rows_1(kc, ar, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, full, first, ep);
-      r += 1;
-    }
-  }
+  KERNEL_BODY(f32, 0)
+}
+
+/* kernel() with A bfloat16 in rows, read in place (kb_gemm_kernel_bf16a_fn):
+ * the same tiles, each weight widened as it is broadcast (bf16_at). */
+KB_TARGET_AVX2 static void kernel_bf16a(int64_t kc, const uint16_t *a, int64_t a_rs, const float *b, int64_t b_rs,
+                                        float *c, int64_t ldc, int64_t rows, int64_t cols, int first,
+                                        const struct kb_gemm_epilogue *last) {
+  const int64_t a_cs = 1;
+  KERNEL_BODY(bf16, 1)
 }
 
 /* Loads the 8 x w block (w <= 8 columns) of `rows` rows at src (row stride
@@ -364,6 +433,6 @@ KB_TARGET_AVX2 static void transpose(int64_t rows, int64_t cols, const float *sr
 const struct kb_gemm_ops kb__gemm_ops_avx2 = {MR, NR, kernel, pack_bt, gemv_axpy, gemv_dot,
                                               kb__gemm_small_dot_avx2, kb__gemm_small_axpy_avx2, kb__gemm_pack_bt_half_avx2,
                                               transpose, kb__gemm_widen_avx2, SMALL_DOT_ROWS_F32,
-                                                SMALL_DOT_ROWS_HALF};
+                                                SMALL_DOT_ROWS_HALF, kernel_bf16a};
 
 #endif /* KB_HAVE_X86_SIMD */

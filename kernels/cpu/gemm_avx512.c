@@ -6,9 +6,12 @@
  * columns one vector of them; rows of A that would crowd one L1 set take
  * 8 and 4 rows at a time; with A in rows, 1-4 columns past a multiple of
  * 16 are computed with the tile's rows as the lanes (tail()), and other
- * 1-8 columns past a multiple of 16 as a vector of 8.  Every
+ * 1-8 columns past a multiple of 16 as a vector of 8.  kernel_bf16a runs
+ * the same tiles on bfloat16 weights read in place (bf16_at).  Every
  * accumulator follows the contract's fma chain, so the result is the
  * scalar level's, bit for bit. */
+#include <string.h>
+
 #include "gemm_kernels.h"
 #include "gemm_small_prefetch.h"
 #include "gemm_transpose.h"
@@ -34,15 +37,32 @@
 #define KB_GEMV_PREFETCH 128
 #endif
 
+/* The bfloat16 weight at p widened to a float32 broadcast (exact: its bits
+ * are the float's high half).  A16 tiles read A in place as bfloat16 (a
+ * swapped product's weights), with no widening pass: the 32 bits that end
+ * at p (the element before it, then p) are broadcast by the load itself
+ * and the low half cleared, one bitwise operation beside the multiply-adds
+ * on a core whose logic ports are not the fma ones.  The element before p
+ * lies in A except at its very first one, which SAFE steps (the first of a
+ * tile whose K block starts A's columns) read alone. */
+KB_TARGET_AVX512 __attribute__((always_inline)) static inline __m512 bf16_at(const uint16_t *p, const int safe) {
+  if (safe) return _mm512_castsi512_ps(_mm512_set1_epi32((int32_t)((uint32_t)*p << 16)));
+  int32_t pair;
+  memcpy(&pair, p - 1, sizeof pair);
+  return _mm512_castsi512_ps(_mm512_and_si512(_mm512_set1_epi32(pair), _mm512_set1_epi32((int32_t)0xffff0000u)));
+}
+
 /* Row i of the tile, if the instance has it: acc_i0/acc_i1 += a(i, p) *
  * b(p, 0..31); with NB == 1 (at most 16 columns) only acc_i0. */
 #define ROW_FMA(i)                                                            \
   if (R > (i)) {                                                              \
     if (NZ > 0) {                                                             \
-      __m512 ai = _mm512_set1_ps(ap[(i) * a_rs]);                             \
+      __m512 ai = A16 ? bf16_at(ap16 + (i) * a_rs, SAFE) : _mm512_set1_ps(ap[(i) * a_rs]); \
       c##i##0 = _mm512_fmadd_ps(ai, b0, c##i##0);                             \
       if (NZ > 1) c##i##1 = _mm512_fmadd_ps(ai, b1, c##i##1);                 \
       if (H) h##i = _mm256_fmadd_ps(_mm512_castps512_ps256(ai), bh, h##i);    \
+    } else if (A16) {                                                         \
+      h##i = _mm256_fmadd_ps(_mm512_castps512_ps256(bf16_at(ap16 + (i) * a_rs, SAFE)), bh, h##i); \
     } else {                                                                  \
       h##i = _mm256_fmadd_ps(_mm256_broadcast_ss(ap + (i) * a_rs), bh, h##i); \
     }                                                                         \
@@ -98,6 +118,19 @@
 
 #define ALL_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
 
+/* One step p of the tile: B's vectors, then every row's multiply-adds. */
+#define ROWS_STEP                                                       \
+  {                                                                     \
+    const float *ap = A16 ? NULL : a + p * a_cs;                        \
+    const uint16_t *ap16 = A16 ? a16 + p : NULL;                        \
+    __m512 b0 = NZ > 0 ? _mm512_loadu_ps(b + p * b_rs) : z;             \
+    __m512 b1 = NZ > 1 ? _mm512_loadu_ps(b + p * b_rs + 16) : z;        \
+    __m256 bh = H ? _mm256_loadu_ps(b + p * b_rs + 16 * NZ) : zh;       \
+    (void)ap;                                                           \
+    (void)ap16;                                                         \
+    ALL_ROWS(ROW_FMA)                                                   \
+  }
+
 /* The first R rows of a tile (R a constant: rows past it compile away).
  * Columns past `cols` are neither read from C nor written (masks); B always
  * has nr readable columns (a packed panel is zero-padded).  NB (a constant)
@@ -110,9 +143,9 @@
  * same chain either way. */
 #define DEFINE_ROWS(R_)                                                                                         \
   KB_TARGET_AVX512 __attribute__((always_inline)) static inline void rows_##R_(                                \
-      const int NB, const int H, int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *b,      \
-      int64_t b_rs, float *c, int64_t ldc, __mmask16 m0, __mmask16 m1, __m256i mh, int full, int first,       \
-      const struct kb_gemm_epilogue *last) {                                                                  \
+      const int NB, const int H, const int A16, int64_t kc, const float *a, const uint16_t *a16, int64_t a_rs, \
+      int64_t a_cs, const float *b, int64_t b_rs, float *c, int64_t ldc, __mmask16 m0, __mmask16 m1,          \
+      __m256i mh, int full, int first, const struct kb_gemm_epilogue *last) {                                 \
     enum { R = R_ };                                                                                        \
     const int NZ = NB - H; /* vectors of 16 */                                                                \
     __m512 z = _mm512_setzero_ps();                                                                           \
@@ -124,13 +157,17 @@
     __m256 h10 = zh, h11 = zh;                                                                                \
     ALL_ROWS(ROW_PREFETCH)                                                                                    \
     ALL_ROWS(ROW_INIT)                                                                                        \
+    int64_t p0 = 0;                                                                                           \
+    if (A16 && first && kc > 0) { /* A's first column: its element alone (SAFE) */                           \
+      enum { SAFE = 1 };                                                                                      \
+      const int64_t p = 0;                                                                                    \
+      ROWS_STEP                                                                                               \
+      p0 = 1;                                                                                                 \
+    }                                                                                                         \
     _Pragma("GCC unroll 4")                                                                                   \
-    for (int64_t p = 0; p < kc; p++) {                                                                        \
-      const float *ap = a + p * a_cs;                                                                         \
-      __m512 b0 = NZ > 0 ? _mm512_loadu_ps(b + p * b_rs) : z;                                                 \
-      __m512 b1 = NZ > 1 ? _mm512_loadu_ps(b + p * b_rs + 16) : z;                                            \
-      __m256 bh = H ? _mm256_loadu_ps(b + p * b_rs + 16 * NZ) : zh;                                           \
-      ALL_ROWS(ROW_FMA)                                                                                       \
+    for (int64_t p = p0; p < kc; p++) {                                                                       \
+      enum { SAFE = 0 };                                                                                      \
+      ROWS_STEP                                                                                               \
     }                                                                                                         \
     __m512 alpha = _mm512_set1_ps(last != NULL ? last->alpha : 1.0f);                                         \
     __m512 beta = _mm512_set1_ps(last != NULL ? last->beta : 0.0f);                                           \
@@ -152,9 +189,9 @@ static inline __mmask16 first_lanes(int64_t count) {
  * wasted on rows that do not exist.  The packed-A instance has constant
  * strides. */
 KB_TARGET_AVX512 __attribute__((always_inline)) static inline void tile_rows(
-    const int NB, const int H, int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs,
-    float *c, int64_t ldc, int64_t rows, __mmask16 m0, __mmask16 m1, __m256i mh, int full, int first,
-    const struct kb_gemm_epilogue *last) {
+    const int NB, const int H, const int A16, int64_t kc, const float *a, const uint16_t *a16, int64_t a_rs,
+    int64_t a_cs, const float *b, int64_t b_rs, float *c, int64_t ldc, int64_t rows, __mmask16 m0, __mmask16 m1,
+    __m256i mh, int full, int first, const struct kb_gemm_epilogue *last) {
   struct kb_gemm_epilogue e;
   if (last != NULL) e = *last;
   /* Rows of A read in place a multiple of 4 KiB apart (weights of 1024,
@@ -162,10 +199,11 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void tile_rows(
    * hold the lines of 12 rows and the tile's others: such tiles take 8 + 4
    * rows (on an AVX-512 Zen 4 kb_linear_w [3584, 1024] from L3 at 16-64
    * rows, 46-73 -> 56-95 GFLOP/s; docs/performance.md). */
-  int crowd = a_cs == 1 && ((a_rs * 4) & 4095) == 0;
+  int crowd = a_cs == 1 && ((a_rs * (A16 ? 2 : 4)) & 4095) == 0;
   for (int64_t r = 0; r < rows;) {
     int64_t left = rows - r;
-    const float *ar = a + r * a_rs;
+    const float *ar = A16 ? NULL : a + r * a_rs;
+    const uint16_t *ar16 = A16 ? a16 + r * a_rs : NULL;
     float *cr = c + r * ldc;
     const struct kb_gemm_epilogue *ep = NULL;
     if (last != NULL) {
@@ -173,51 +211,53 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void tile_rows(
       ep = &e;
     }
     if (left >= 12 && !crowd) {
-      if (a_rs == 1 && a_cs == MR)
-        rows_12(NB, H, kc, ar, 1, MR, b, b_rs, cr, ldc, m0, m1, mh, full, first, ep);
+      if (!A16 && a_rs == 1 && a_cs == MR)
+        rows_12(NB, H, 0, kc, ar, NULL, 1, MR, b, b_rs, cr, ldc, m0, m1, mh, full, first, ep);
       else
-        rows_12(NB, H, kc, ar, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, mh, full, first, ep);
+        rows_12(NB, H, A16, kc, ar, ar16, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, mh, full, first, ep);
       r += 12;
     } else if (left >= 8) {
-      rows_8(NB, H, kc, ar, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, mh, full, first, ep);
+      rows_8(NB, H, A16, kc, ar, ar16, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, mh, full, first, ep);
       r += 8;
     } else if (left >= 4) {
-      rows_4(NB, H, kc, ar, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, mh, full, first, ep);
+      rows_4(NB, H, A16, kc, ar, ar16, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, mh, full, first, ep);
       r += 4;
     } else if (left >= 2) {
-      rows_2(NB, H, kc, ar, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, mh, full, first, ep);
+      rows_2(NB, H, A16, kc, ar, ar16, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, mh, full, first, ep);
       r += 2;
     } else {
-      rows_1(NB, H, kc, ar, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, mh, full, first, ep);
+      rows_1(NB, H, A16, kc, ar, ar16, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, mh, full, first, ep);
       r += 1;
     }
   }
 }
 
-/* tile_rows with NB = 1, out of line, so that the full instance's code is
- * what it was without the narrow one. */
-KB_TARGET_AVX512 __attribute__((noinline)) static void tile_rows_narrow(int64_t kc, const float *a, int64_t a_rs,
-                                                                      int64_t a_cs, const float *b, int64_t b_rs,
-                                                                      float *c, int64_t ldc, int64_t rows,
-                                                                      __mmask16 m0, int first,
-                                                                      const struct kb_gemm_epilogue *last) {
-  tile_rows(1, 0, kc, a, a_rs, a_cs, b, b_rs, c, ldc, rows, m0, 0, _mm256_setzero_si256(), 0, first, last);
-}
-
-/* A tile whose last 1-8 columns are a vector of 8 (H = 1), after `lead`
- * (0 or 16) columns in a vector of 16; out of line. */
-KB_TARGET_AVX512 __attribute__((noinline)) static void tile_rows_half(int64_t kc, const float *a, int64_t a_rs,
-                                                                    int64_t a_cs, const float *b, int64_t b_rs,
-                                                                    float *c, int64_t ldc, int64_t rows,
-                                                                    int64_t lead, int64_t rest, int first,
-                                                                    const struct kb_gemm_epilogue *last) {
-  /* The AVX2 masked loads and stores leave C past the columns untouched. */
-  __m256i mh = kb_first8_lanes(rest);
-  if (lead == 0)
-    tile_rows(1, 1, kc, a, a_rs, a_cs, b, b_rs, c, ldc, rows, 0, 0, mh, 0, first, last);
-  else
-    tile_rows(2, 1, kc, a, a_rs, a_cs, b, b_rs, c, ldc, rows, 0xffff, 0, mh, 0, first, last);
-}
+/* tile_rows with NB = 1 (narrow) and with a last vector of 8 (half, H = 1,
+ * after `lead` = 0 or 16 columns in a vector of 16), out of line, so that
+ * the full instance's code is what it was without them; for A as float32
+ * (suffix f32) and as bfloat16 read in place (bf16, A in rows). */
+#define DEFINE_TILE_EDGES(SUF, A16_, AT)                                                                           \
+  KB_TARGET_AVX512 __attribute__((noinline)) static void tile_rows_narrow_##SUF(                                   \
+      int64_t kc, const AT *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs, float *c, int64_t ldc,    \
+      int64_t rows, __mmask16 m0, int first, const struct kb_gemm_epilogue *last) {                               \
+    tile_rows(1, 0, A16_, kc, A16_ ? NULL : (const float *)(const void *)a,                                       \
+              A16_ ? (const uint16_t *)(const void *)a : NULL, a_rs, a_cs, b, b_rs, c, ldc, rows, m0, 0,          \
+              _mm256_setzero_si256(), 0, first, last);                                                            \
+  }                                                                                                               \
+  KB_TARGET_AVX512 __attribute__((noinline)) static void tile_rows_half_##SUF(                                     \
+      int64_t kc, const AT *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs, float *c, int64_t ldc,    \
+      int64_t rows, int64_t lead, int64_t rest, int first, const struct kb_gemm_epilogue *last) {                 \
+    /* The AVX2 masked loads and stores leave C past the columns untouched. */                                    \
+    __m256i mh = kb_first8_lanes(rest);                                                                           \
+    const float *af = A16_ ? NULL : (const float *)(const void *)a;                                               \
+    const uint16_t *ah = A16_ ? (const uint16_t *)(const void *)a : NULL;                                         \
+    if (lead == 0)                                                                                                \
+      tile_rows(1, 1, A16_, kc, af, ah, a_rs, a_cs, b, b_rs, c, ldc, rows, 0, 0, mh, 0, first, last);             \
+    else                                                                                                          \
+      tile_rows(2, 1, A16_, kc, af, ah, a_rs, a_cs, b, b_rs, c, ldc, rows, 0xffff, 0, mh, 0, first, last);        \
+  }
+DEFINE_TILE_EDGES(f32, 0, float)
+DEFINE_TILE_EDGES(bf16, 1, uint16_t)
 
 /* The C (a constant, at most TAIL_COLS) columns of a tile from A stored in
  * rows (a_cs == 1), in the other orientation: the lanes are the tile's rows
@@ -227,10 +267,24 @@ KB_TARGET_AVX512 __attribute__((noinline)) static void tile_rows_half(int64_t kc
  * the same fma chain as in the row-broadcast tile (the two factors of each
  * product swapped, which changes no bit), started and finished as the
  * contract says. */
-KB_TARGET_AVX512 __attribute__((always_inline)) static inline void tail_cols(const int C, int64_t kc, const float *a,
-                                                                           int64_t a_rs, const float *b, int64_t b_rs,
-                                                                           float *c, int64_t ldc, int64_t rows,
-                                                                           int first,
+/* w <= 16 bfloat16 values from src widened (the rest zero; nothing past
+ * them read). */
+KB_TARGET_AVX512 __attribute__((always_inline)) static inline __m512 load_bf16_part(const uint16_t *src, int64_t w) {
+  __m256i h;
+  if (w == 16) {
+    h = _mm256_loadu_si256((const __m256i *)src);
+  } else {
+    uint16_t t[16] = {0};
+    memcpy(t, src, (size_t)w * sizeof *src);
+    h = _mm256_loadu_si256((const __m256i *)t);
+  }
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+
+KB_TARGET_AVX512 __attribute__((always_inline)) static inline void tail_cols(const int C, const int A16, int64_t kc,
+                                                                           const void *a, int64_t a_rs,
+                                                                           const float *b, int64_t b_rs, float *c,
+                                                                           int64_t ldc, int64_t rows, int first,
                                                                            const struct kb_gemm_epilogue *last) {
   float t[16];
   __m512 acc[TAIL_COLS];
@@ -241,8 +295,14 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void tail_cols(con
   for (int64_t p = 0; p < kc; p += 16) {
     int64_t w = kc - p < 16 ? kc - p : 16;
     __m512 r[16], col[16];
-    _Pragma("GCC unroll 16") for (int l = 0; l < 16; l++)
-      r[l] = l < rows ? _mm512_maskz_loadu_ps(first_lanes(w), a + l * a_rs + p) : _mm512_setzero_ps();
+    _Pragma("GCC unroll 16") for (int l = 0; l < 16; l++) {
+      if (l >= rows)
+        r[l] = _mm512_setzero_ps();
+      else if (A16)
+        r[l] = load_bf16_part((const uint16_t *)a + l * a_rs + p, w);
+      else
+        r[l] = _mm512_maskz_loadu_ps(first_lanes(w), (const float *)a + l * a_rs + p);
+    }
     transpose16(r, col);
     if (w == 16) {
       _Pragma("GCC unroll 16") for (int q = 0; q < 16; q++)
@@ -267,18 +327,23 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void tail_cols(con
   }
 }
 
-/* tail_cols for 1 .. TAIL_COLS columns, out of line. */
-KB_TARGET_AVX512 __attribute__((noinline)) static void tail(int64_t kc, const float *a, int64_t a_rs, const float *b,
-                                                           int64_t b_rs, float *c, int64_t ldc, int64_t rows,
-                                                           int64_t cols, int first,
-                                                           const struct kb_gemm_epilogue *last) {
-  switch (cols) {
-    case 1: tail_cols(1, kc, a, a_rs, b, b_rs, c, ldc, rows, first, last); break;
-    case 2: tail_cols(2, kc, a, a_rs, b, b_rs, c, ldc, rows, first, last); break;
-    case 3: tail_cols(3, kc, a, a_rs, b, b_rs, c, ldc, rows, first, last); break;
-    default: tail_cols(4, kc, a, a_rs, b, b_rs, c, ldc, rows, first, last); break;
+/* tail_cols for 1 .. TAIL_COLS columns, out of line; A float32 (A16 = 0)
+ * or bfloat16 (1). */
+#define DEFINE_TAIL(SUF, A16_)                                                                                   \
+  KB_TARGET_AVX512 __attribute__((noinline)) static void tail_##SUF(int64_t kc, const void *a, int64_t a_rs,     \
+                                                                   const float *b, int64_t b_rs, float *c,      \
+                                                                   int64_t ldc, int64_t rows, int64_t cols,     \
+                                                                   int first,                                   \
+                                                                   const struct kb_gemm_epilogue *last) {       \
+    switch (cols) {                                                                                             \
+      case 1: tail_cols(1, A16_, kc, a, a_rs, b, b_rs, c, ldc, rows, first, last); break;                      \
+      case 2: tail_cols(2, A16_, kc, a, a_rs, b, b_rs, c, ldc, rows, first, last); break;                      \
+      case 3: tail_cols(3, A16_, kc, a, a_rs, b, b_rs, c, ldc, rows, first, last); break;                      \
+      default: tail_cols(4, A16_, kc, a, a_rs, b, b_rs, c, ldc, rows, first, last); break;                     \
+    }                                                                                                           \
   }
-}
+DEFINE_TAIL(f32, 0)
+DEFINE_TAIL(bf16, 1)
 
 /* A tile of rows x cols (at most 12 x 32); at most 16 columns compute one
  * vector of them (tile_rows with NB = 1).  With A in rows (a_cs == 1: the
@@ -288,32 +353,46 @@ KB_TARGET_AVX512 __attribute__((noinline)) static void tail(int64_t kc, const fl
  * prefill's 33-36 rows, or a whole panel of 17-20.  Otherwise 1-8 columns
  * past a multiple of 16 are a vector of 8 (tile_rows_half): an expert's
  * 21-24 or 37-40 rows swapped, 6-11% faster on a Zen 4 (docs/performance.md). */
+#define KERNEL_BODY(SUF, A16_)                                                                                \
+  int64_t lead = cols / 16 * 16, rest = cols - lead;                                                         \
+  if (a_cs == 1 && rest > 0 && rest <= TAIL_COLS) {                                                          \
+    if (lead == 16) tile_rows_narrow_##SUF(kc, a, a_rs, a_cs, b, b_rs, c, ldc, rows, 0xffff, first, last);   \
+    struct kb_gemm_epilogue e;                                                                               \
+    const struct kb_gemm_epilogue *ep = NULL;                                                                \
+    if (last != NULL) {                                                                                      \
+      e = *last;                                                                                             \
+      if (e.c0 != NULL) e.c0 += lead;                                                                        \
+      ep = &e;                                                                                               \
+    }                                                                                                        \
+    tail_##SUF(kc, a, a_rs, b + lead, b_rs, c + lead, ldc, rows, rest, first, ep);                          \
+    return;                                                                                                  \
+  }                                                                                                          \
+  if (rest > 0 && rest <= 8) {                                                                               \
+    tile_rows_half_##SUF(kc, a, a_rs, a_cs, b, b_rs, c, ldc, rows, lead, rest, first, last);                 \
+    return;                                                                                                  \
+  }                                                                                                          \
+  __mmask16 m0 = first_lanes(cols), m1 = first_lanes(cols - 16);                                             \
+  int full = cols == NR;                                                                                     \
+  if (cols <= 16)                                                                                            \
+    tile_rows_narrow_##SUF(kc, a, a_rs, a_cs, b, b_rs, c, ldc, rows, m0, first, last);                       \
+  else                                                                                                       \
+    tile_rows(2, 0, A16_, kc, A16_ ? NULL : (const float *)(const void *)a,                                 \
+              A16_ ? (const uint16_t *)(const void *)a : NULL, a_rs, a_cs, b, b_rs, c, ldc, rows, m0, m1,    \
+              _mm256_setzero_si256(), full, first, last);
+
 KB_TARGET_AVX512 static void kernel(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *b,
                                     int64_t b_rs, float *c, int64_t ldc, int64_t rows, int64_t cols, int first,
                                     const struct kb_gemm_epilogue *last) {
-  int64_t lead = cols / 16 * 16, rest = cols - lead;
-  if (a_cs == 1 && rest > 0 && rest <= TAIL_COLS) {
-    if (lead == 16) tile_rows_narrow(kc, a, a_rs, a_cs, b, b_rs, c, ldc, rows, 0xffff, first, last);
-    struct kb_gemm_epilogue e;
-    const struct kb_gemm_epilogue *ep = NULL;
-    if (last != NULL) {
-      e = *last;
-      if (e.c0 != NULL) e.c0 += lead;
-      ep = &e;
-    }
-    tail(kc, a, a_rs, b + lead, b_rs, c + lead, ldc, rows, rest, first, ep);
-    return;
-  }
-  if (rest > 0 && rest <= 8) {
-    tile_rows_half(kc, a, a_rs, a_cs, b, b_rs, c, ldc, rows, lead, rest, first, last);
-    return;
-  }
-  __mmask16 m0 = first_lanes(cols), m1 = first_lanes(cols - 16);
-  int full = cols == NR;
-  if (cols <= 16)
-    tile_rows_narrow(kc, a, a_rs, a_cs, b, b_rs, c, ldc, rows, m0, first, last);
-  else
-    tile_rows(2, 0, kc, a, a_rs, a_cs, b, b_rs, c, ldc, rows, m0, m1, _mm256_setzero_si256(), full, first, last);
+  KERNEL_BODY(f32, 0)
+}
+
+/* kernel() with A bfloat16 in rows, read in place (kb_gemm_kernel_bf16a_fn):
+ * the same tiles, each weight widened as it is broadcast (bf16_at). */
+KB_TARGET_AVX512 static void kernel_bf16a(int64_t kc, const uint16_t *a, int64_t a_rs, const float *b, int64_t b_rs,
+                                          float *c, int64_t ldc, int64_t rows, int64_t cols, int first,
+                                          const struct kb_gemm_epilogue *last) {
+  const int64_t a_cs = 1;
+  KERNEL_BODY(bf16, 1)
 }
 
 /* Loads the 16 x w block (w <= 16 columns from p) of `rows` rows starting at
@@ -434,6 +513,6 @@ KB_TARGET_AVX512 static void transpose(int64_t rows, int64_t cols, const float *
 const struct kb_gemm_ops kb__gemm_ops_avx512 = {MR, NR, kernel, pack_bt, gemv_axpy, gemv_dot,
                                                 kb__gemm_small_dot_avx512, kb__gemm_small_axpy_avx512, kb__gemm_pack_bt_half_avx512,
                                                 transpose, kb__gemm_widen_avx512, SMALL_DOT_ROWS_F32,
-                                                SMALL_DOT_ROWS_HALF};
+                                                SMALL_DOT_ROWS_HALF, kernel_bf16a};
 
 #endif /* KB_HAVE_X86_SIMD */

@@ -22,9 +22,11 @@
  * or an expert's tokens) run swapped: C^T = op(B)^T op(A)^T, the weights as
  * the microkernel's A and the few rows packed as its B, each finished block
  * of C^T transposed into C.  Packing (a transposition) then touches the
- * small operand, not the weights: float32 weights are read in place, and
- * 16-bit ones are widened a tile's rows at a time into float32 rows (no
- * transposition), while the next tile's rows are prefetched.  The products
+ * small operand, not the weights: float32 weights are read in place, so
+ * are bfloat16 ones where the level has kernel_bf16a (each weight widened
+ * as it is broadcast), and other 16-bit ones are widened a tile's rows at
+ * a time into float32 rows (no transposition); the next tile's rows are
+ * prefetched meanwhile.  The products
  * are the same (a * b == b * a in every fma), so are the bits. */
 #include "gemm_engine.h"
 
@@ -284,7 +286,15 @@ static void gemm_rect(const struct gemm_job *g, float *scratch, int64_t i0, int6
           /* The next tile's rows, which an A read in place or widened
            * prefetches. */
           int64_t next_end = gi + 2 * mr < i1 ? gi + 2 * mr : i1;
-          if (g->p->widen_a) {
+          /* bfloat16 weights the level's kernel reads in place. */
+          const uint16_t *a16 = NULL;
+          if (g->p->widen_a && g->dt_a == KB_GEMM_BF16 && ops->kernel_bf16a != NULL) {
+            a16 = (const uint16_t *)g->a + gi * g->lda + pc;
+            prefetch_next_rows(g, 2, gi + mrows, next_end, pc, kcur);
+            ap = NULL;
+            a_rs = g->lda;
+            a_cs = 1;
+          } else if (g->p->widen_a) {
             /* The tile's rows of 16-bit weights as padded float32 rows. */
             int64_t ld = kcur + KB_GEMM_WIDEN_PAD;
             for (int64_t i = 0; i < mrows; i++)
@@ -320,8 +330,12 @@ static void gemm_rect(const struct gemm_job *g, float *scratch, int64_t i0, int6
               b_rs = g->ldb;
             }
             struct kb_gemm_epilogue e = {g->alpha, g->beta, c_old + (ri - srow) * ld_old + cj, ld_old};
-            ops->kernel(kcur, ap, a_rs, a_cs, bp, b_rs, sums + (ri - srow) * ld_sums + cj, ld_sums, mrows, ncols,
-                        first, is_last && f32 ? &e : NULL);
+            if (a16 != NULL)
+              ops->kernel_bf16a(kcur, a16, a_rs, bp, b_rs, sums + (ri - srow) * ld_sums + cj, ld_sums, mrows, ncols,
+                                first, is_last && f32 ? &e : NULL);
+            else
+              ops->kernel(kcur, ap, a_rs, a_cs, bp, b_rs, sums + (ri - srow) * ld_sums + cj, ld_sums, mrows, ncols,
+                          first, is_last && f32 ? &e : NULL);
           }
           /* kb_linear: bias and activation on the finished rows of this
            * block while they are in cache. */
@@ -546,7 +560,8 @@ static void small_exec(const kb_context *ctx, const struct gemm_job *g, float *s
  * 224, 1.03-1.07x at 256-512 (the packed rows then crowd L2).  16-bit
  * weights take it on the same terms: since the tiles compute a few columns
  * past 16 without a full vector, widening in place beat packing at every
- * count of 20-44 rows measured (AVX-512 and AVX2 levels, Zen 4, 2026-12-07). */
+ * count of 20-44 rows measured (AVX-512 and AVX2 levels, Zen 4, 2026-12-07),
+ * and bfloat16 read in place (kernel_bf16a) is faster still. */
 static bool swaps(const kb_context *threads_ctx, const struct kb_gemm_blocking *bl, const struct kb_gemm_ops *ops,
                   int dt, bool trans_b, float beta, int64_t m, int64_t n) {
   return dt == KB_GEMM_F32 && trans_b && beta == 0.0f && m <= KB_GEMM_SWAP_ROWS &&

@@ -48,6 +48,18 @@ typedef void (*kb_gemm_kernel_fn)(int64_t kc, const float *a, int64_t a_rs, int6
                                   const struct kb_gemm_epilogue *last);
 
 /*
+ * The microkernel with A a bfloat16 matrix in rows (a_cs == 1: a swapped
+ * product's weights, [n, k] as stored), read in place: a[i * a_rs + p]
+ * widened exactly to float32 as it is read, the rest as kb_gemm_kernel_fn.
+ * With first not set it also reads the 16-bit element just before each
+ * row's a[i * a_rs] (the caller's K block then starts past column 0 of the
+ * weights, so that element is the row's previous column).
+ */
+typedef void (*kb_gemm_kernel_bf16a_fn)(int64_t kc, const uint16_t *a, int64_t a_rs, const float *b, int64_t b_rs,
+                                        float *c, int64_t ldc, int64_t rows, int64_t cols, int first,
+                                        const struct kb_gemm_epilogue *last);
+
+/*
  * Packs a kc x nc block of op(B) with op(B)[p, j] = b[j * ldb + p] (B
  * transposed: the PyTorch weight layout) into micro-panels of nr columns:
  * panel q holds dst[q * kc * nr + p * nr + jj] = op(B)[p, q * nr + jj],
@@ -116,6 +128,9 @@ struct kb_gemm_ops {
    * At most KB_GEMM_SMALL_M; more rows, or other shapes, take the blocked
    * path.  Only speed depends on it: every path computes the same chains. */
   int small_dot_rows_f32, small_dot_rows_half;
+  /* kernel with bfloat16 A read in place, or NULL: the level widens the
+   * tile's rows first (widen) and runs kernel on them.  The same chains. */
+  kb_gemm_kernel_bf16a_fn kernel_bf16a;
 };
 
 /* The small-m kernels and the 16-bit pack of each level (gemm_small_<isa>.c). */

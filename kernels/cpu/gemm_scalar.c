@@ -80,4 +80,4 @@ static void transpose(int64_t rows, int64_t cols, const float *src, int64_t lds,
 const struct kb_gemm_ops kb__gemm_ops_scalar = {MR, NR, kernel, pack_bt, gemv_axpy, gemv_dot,
                                                 kb__gemm_small_dot_scalar, kb__gemm_small_axpy_scalar, kb__gemm_pack_bt_half_scalar,
                                                 transpose, kb__gemm_widen_scalar, SMALL_DOT_ROWS_F32,
-                                                SMALL_DOT_ROWS_HALF};
+                                                SMALL_DOT_ROWS_HALF, NULL};

@@ -243,12 +243,16 @@ static void test_float_weights_are_kb_linear(void) {
    * not (64 rows). */
   enum { NM = 11 };
   static const int64_t ms[NM] = {1, 7, 12, 16, 18, 24, 27, 30, 34, 40, 64};
-  /* Tails of every tile depth (8, 16, 32 steps), odd ones included. */
-  static const int64_t ks[5] = {1, 13, 45, 96, 100};
+  /* Tails of every tile depth (8, 16, 32 steps), odd ones included; more
+   * than one K block (512 steps on a 32 KiB L1: bfloat16 weights read in
+   * place then read the element before a block's first), and rows 4 KiB
+   * apart as bfloat16 (2048: the tiles that would crowd an L1 set). */
+  enum { NK = 7 };
+  static const int64_t ks[NK] = {1, 13, 45, 96, 100, 1100, 2048};
   const int64_t n = 200;
   kb_context *c2 = make_ctx(2);
   for (int t = 0; t < 3; t++)
-    for (int mk = 0; mk < NM * 5; mk++) {
+    for (int mk = 0; mk < NM * NK; mk++) {
       int64_t m = ms[mk % NM], k = ks[mk / NM];
       float *x = alloc_f(m * k), *w = alloc_f(n * k), *wide = alloc_f(n * k), *bias = alloc_f(n);
       float *want = alloc_f(m * n), *y = alloc_f(m * n);

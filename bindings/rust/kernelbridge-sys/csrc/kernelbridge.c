@@ -1060,6 +1060,18 @@ typedef void (*kb_gemm_kernel_fn)(int64_t kc, const float *a, int64_t a_rs, int6
                                   const struct kb_gemm_epilogue *last);
 
 /*
+ * The microkernel with A a bfloat16 matrix in rows (a_cs == 1: a swapped
+ * product's weights, [n, k] as stored), read in place: a[i * a_rs + p]
+ * widened exactly to float32 as it is read, the rest as kb_gemm_kernel_fn.
+ * With first not set it also reads the 16-bit element just before each
+ * row's a[i * a_rs] (the caller's K block then starts past column 0 of the
+ * weights, so that element is the row's previous column).
+ */
+typedef void (*kb_gemm_kernel_bf16a_fn)(int64_t kc, const uint16_t *a, int64_t a_rs, const float *b, int64_t b_rs,
+                                        float *c, int64_t ldc, int64_t rows, int64_t cols, int first,
+                                        const struct kb_gemm_epilogue *last);
+
+/*
  * Packs a kc x nc block of op(B) with op(B)[p, j] = b[j * ldb + p] (B
  * transposed: the PyTorch weight layout) into micro-panels of nr columns:
  * panel q holds dst[q * kc * nr + p * nr + jj] = op(B)[p, q * nr + jj],
@@ -1128,6 +1140,9 @@ struct kb_gemm_ops {
    * At most KB_GEMM_SMALL_M; more rows, or other shapes, take the blocked
    * path.  Only speed depends on it: every path computes the same chains. */
   int small_dot_rows_f32, small_dot_rows_half;
+  /* kernel with bfloat16 A read in place, or NULL: the level widens the
+   * tile's rows first (widen) and runs kernel on them.  The same chains. */
+  kb_gemm_kernel_bf16a_fn kernel_bf16a;
 };
 
 /* The small-m kernels and the 16-bit pack of each level (gemm_small_<isa>.c). */
@@ -1963,6 +1978,18 @@ typedef void (*kb_gemm_kernel_fn)(int64_t kc, const float *a, int64_t a_rs, int6
                                   const struct kb_gemm_epilogue *last);
 
 /*
+ * The microkernel with A a bfloat16 matrix in rows (a_cs == 1: a swapped
+ * product's weights, [n, k] as stored), read in place: a[i * a_rs + p]
+ * widened exactly to float32 as it is read, the rest as kb_gemm_kernel_fn.
+ * With first not set it also reads the 16-bit element just before each
+ * row's a[i * a_rs] (the caller's K block then starts past column 0 of the
+ * weights, so that element is the row's previous column).
+ */
+typedef void (*kb_gemm_kernel_bf16a_fn)(int64_t kc, const uint16_t *a, int64_t a_rs, const float *b, int64_t b_rs,
+                                        float *c, int64_t ldc, int64_t rows, int64_t cols, int first,
+                                        const struct kb_gemm_epilogue *last);
+
+/*
  * Packs a kc x nc block of op(B) with op(B)[p, j] = b[j * ldb + p] (B
  * transposed: the PyTorch weight layout) into micro-panels of nr columns:
  * panel q holds dst[q * kc * nr + p * nr + jj] = op(B)[p, q * nr + jj],
@@ -2031,6 +2058,9 @@ struct kb_gemm_ops {
    * At most KB_GEMM_SMALL_M; more rows, or other shapes, take the blocked
    * path.  Only speed depends on it: every path computes the same chains. */
   int small_dot_rows_f32, small_dot_rows_half;
+  /* kernel with bfloat16 A read in place, or NULL: the level widens the
+   * tile's rows first (widen) and runs kernel on them.  The same chains. */
+  kb_gemm_kernel_bf16a_fn kernel_bf16a;
 };
 
 /* The small-m kernels and the 16-bit pack of each level (gemm_small_<isa>.c). */
@@ -3381,6 +3411,18 @@ typedef void (*kb_gemm_kernel_fn)(int64_t kc, const float *a, int64_t a_rs, int6
                                   const struct kb_gemm_epilogue *last);
 
 /*
+ * The microkernel with A a bfloat16 matrix in rows (a_cs == 1: a swapped
+ * product's weights, [n, k] as stored), read in place: a[i * a_rs + p]
+ * widened exactly to float32 as it is read, the rest as kb_gemm_kernel_fn.
+ * With first not set it also reads the 16-bit element just before each
+ * row's a[i * a_rs] (the caller's K block then starts past column 0 of the
+ * weights, so that element is the row's previous column).
+ */
+typedef void (*kb_gemm_kernel_bf16a_fn)(int64_t kc, const uint16_t *a, int64_t a_rs, const float *b, int64_t b_rs,
+                                        float *c, int64_t ldc, int64_t rows, int64_t cols, int first,
+                                        const struct kb_gemm_epilogue *last);
+
+/*
  * Packs a kc x nc block of op(B) with op(B)[p, j] = b[j * ldb + p] (B
  * transposed: the PyTorch weight layout) into micro-panels of nr columns:
  * panel q holds dst[q * kc * nr + p * nr + jj] = op(B)[p, q * nr + jj],
@@ -3449,6 +3491,9 @@ struct kb_gemm_ops {
    * At most KB_GEMM_SMALL_M; more rows, or other shapes, take the blocked
    * path.  Only speed depends on it: every path computes the same chains. */
   int small_dot_rows_f32, small_dot_rows_half;
+  /* kernel with bfloat16 A read in place, or NULL: the level widens the
+   * tile's rows first (widen) and runs kernel on them.  The same chains. */
+  kb_gemm_kernel_bf16a_fn kernel_bf16a;
 };
 
 /* The small-m kernels and the 16-bit pack of each level (gemm_small_<isa>.c). */
@@ -4096,6 +4141,18 @@ typedef void (*kb_gemm_kernel_fn)(int64_t kc, const float *a, int64_t a_rs, int6
                                   const struct kb_gemm_epilogue *last);
 
 /*
+ * The microkernel with A a bfloat16 matrix in rows (a_cs == 1: a swapped
+ * product's weights, [n, k] as stored), read in place: a[i * a_rs + p]
+ * widened exactly to float32 as it is read, the rest as kb_gemm_kernel_fn.
+ * With first not set it also reads the 16-bit element just before each
+ * row's a[i * a_rs] (the caller's K block then starts past column 0 of the
+ * weights, so that element is the row's previous column).
+ */
+typedef void (*kb_gemm_kernel_bf16a_fn)(int64_t kc, const uint16_t *a, int64_t a_rs, const float *b, int64_t b_rs,
+                                        float *c, int64_t ldc, int64_t rows, int64_t cols, int first,
+                                        const struct kb_gemm_epilogue *last);
+
+/*
  * Packs a kc x nc block of op(B) with op(B)[p, j] = b[j * ldb + p] (B
  * transposed: the PyTorch weight layout) into micro-panels of nr columns:
  * panel q holds dst[q * kc * nr + p * nr + jj] = op(B)[p, q * nr + jj],
@@ -4164,6 +4221,9 @@ struct kb_gemm_ops {
    * At most KB_GEMM_SMALL_M; more rows, or other shapes, take the blocked
    * path.  Only speed depends on it: every path computes the same chains. */
   int small_dot_rows_f32, small_dot_rows_half;
+  /* kernel with bfloat16 A read in place, or NULL: the level widens the
+   * tile's rows first (widen) and runs kernel on them.  The same chains. */
+  kb_gemm_kernel_bf16a_fn kernel_bf16a;
 };
 
 /* The small-m kernels and the 16-bit pack of each level (gemm_small_<isa>.c). */
@@ -10782,13 +10842,17 @@ kb_status kb_gemm_batched_f16(kb_context *ctx, bool trans_a, bool trans_b, int64
 #undef item
 
 /* ==== kernels/cpu/gemm_avx2.c ==== */
+#define bf16_at gemm_avx2__bf16_at
 #define rows_6 gemm_avx2__rows_6
 #define rows_4 gemm_avx2__rows_4
 #define rows_2 gemm_avx2__rows_2
 #define rows_1 gemm_avx2__rows_1
+#define load_bf16_part gemm_avx2__load_bf16_part
 #define tail_cols gemm_avx2__tail_cols
-#define tail gemm_avx2__tail
+#define tail_f32 gemm_avx2__tail_f32
+#define tail_bf16 gemm_avx2__tail_bf16
 #define kernel gemm_avx2__kernel
+#define kernel_bf16a gemm_avx2__kernel_bf16a
 #define load_block gemm_avx2__load_block
 #define pack_bt gemm_avx2__pack_bt
 #define gemv_axpy gemm_avx2__gemv_axpy
@@ -10801,9 +10865,11 @@ kb_status kb_gemm_batched_f16(kb_context *ctx, bool trans_a, bool trans_b, int64
  * broadcast A element per step of p (15 of the 16 registers).  Edge tiles
  * use instances of 4, 2 and 1 rows and masked columns; with A in rows, a
  * tile of 1-4 columns is computed with the tile's rows as the lanes
- * (tail()).  Every
- * accumulator follows the contract's fma chain, so the result is the
- * scalar level's, bit for bit. */
+ * (tail()).  kernel_bf16a runs the same tiles on bfloat16 weights read in
+ * place (bf16_at).  Every accumulator follows the contract's fma chain, so
+ * the result is the scalar level's, bit for bit. */
+#include <string.h>
+
 
 #if KB_HAVE_X86_SIMD
 
@@ -10821,12 +10887,33 @@ kb_status kb_gemm_batched_f16(kb_context *ctx, bool trans_a, bool trans_b, int64
  * (tail()) rather than with two vectors of 8 columns. */
 #define TAIL_COLS 4
 
+/* The bfloat16 weight at p as a float32 broadcast: gemm_avx512.c's bf16_at
+ * (the 32 bits ending at p broadcast, the low half cleared; SAFE steps
+ * read p alone). */
+KB_TARGET_AVX2 __attribute__((always_inline)) static inline __m256 gemm_avx2__bf16_at(const uint16_t *p, const int safe) {
+  if (safe) return _mm256_castsi256_ps(_mm256_set1_epi32((int32_t)((uint32_t)*p << 16)));
+  int32_t pair;
+  memcpy(&pair, p - 1, sizeof pair);
+  return _mm256_castsi256_ps(_mm256_and_si256(_mm256_set1_epi32(pair), _mm256_set1_epi32((int32_t)0xffff0000u)));
+}
+
 /* Row i of the tile, if the instance has it: acc_i0/acc_i1 += a(i, p) * b(p, 0..15). */
-#define ROW_FMA(i)                                 \
-  if (R > (i)) {                                   \
-    __m256 ai = _mm256_set1_ps(ap[(i) * a_rs]);    \
-    c##i##0 = _mm256_fmadd_ps(ai, b0, c##i##0);    \
-    c##i##1 = _mm256_fmadd_ps(ai, b1, c##i##1);    \
+#define ROW_FMA(i)                                                                            \
+  if (R > (i)) {                                                                              \
+    __m256 ai = A16 ? gemm_avx2__bf16_at(ap16 + (i) * a_rs, SAFE) : _mm256_set1_ps(ap[(i) * a_rs]);      \
+    c##i##0 = _mm256_fmadd_ps(ai, b0, c##i##0);                                               \
+    c##i##1 = _mm256_fmadd_ps(ai, b1, c##i##1);                                               \
+  }
+
+/* One step p of the tile: B's two vectors, then every row's multiply-adds. */
+#define ROWS_STEP                                                                                  \
+  {                                                                                                \
+    const float *ap = A16 ? NULL : a + p * a_cs;                                                   \
+    const uint16_t *ap16 = A16 ? a16 + p : NULL;                                                   \
+    __m256 b0 = _mm256_loadu_ps(b + p * b_rs), b1 = _mm256_loadu_ps(b + p * b_rs + 8);             \
+    (void)ap;                                                                                      \
+    (void)ap16;                                                                                    \
+    ALL_ROWS(ROW_FMA)                                                                              \
   }
 
 #define LOAD8(ptr, mask) (full ? _mm256_loadu_ps(ptr) : _mm256_maskload_ps((ptr), (mask)))
@@ -10865,17 +10952,24 @@ kb_status kb_gemm_batched_f16(kb_context *ctx, bool trans_a, bool trans_b, int64
  * has nr readable columns (a packed panel is zero-padded). */
 #define DEFINE_ROWS(R_)                                                                                      \
   KB_TARGET_AVX2 __attribute__((always_inline)) static inline void rows_##R_(                                 \
-      int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs, float *c,      \
-      int64_t ldc, __m256i m0, __m256i m1, int full, int first, const struct kb_gemm_epilogue *last) {     \
+      const int A16, int64_t kc, const float *a, const uint16_t *a16, int64_t a_rs, int64_t a_cs,          \
+      const float *b, int64_t b_rs, float *c, int64_t ldc, __m256i m0, __m256i m1, int full, int first,    \
+      const struct kb_gemm_epilogue *last) {                                                               \
     enum { R = R_ };                                                                                        \
     __m256 z = _mm256_setzero_ps();                                                                        \
     __m256 c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z, c30 = z, c31 = z, c40 = z, c41 = z;       \
     __m256 c50 = z, c51 = z;                                                                               \
     ALL_ROWS(ROW_INIT)                                                                                     \
-    for (int64_t p = 0; p < kc; p++) {                                                                     \
-      const float *ap = a + p * a_cs;                                                                      \
-      __m256 b0 = _mm256_loadu_ps(b + p * b_rs), b1 = _mm256_loadu_ps(b + p * b_rs + 8);                   \
-      ALL_ROWS(ROW_FMA)                                                                                    \
+    int64_t p0 = 0;                                                                                        \
+    if (A16 && first && kc > 0) { /* A's first column: its element alone (SAFE) */                        \
+      enum { SAFE = 1 };                                                                                   \
+      const int64_t p = 0;                                                                                 \
+      ROWS_STEP                                                                                            \
+      p0 = 1;                                                                                              \
+    }                                                                                                      \
+    for (int64_t p = p0; p < kc; p++) {                                                                    \
+      enum { SAFE = 0 };                                                                                   \
+      ROWS_STEP                                                                                            \
     }                                                                                                      \
     __m256 alpha = _mm256_set1_ps(last != NULL ? last->alpha : 1.0f);                                      \
     __m256 beta = _mm256_set1_ps(last != NULL ? last->beta : 0.0f);                                        \
@@ -10895,10 +10989,24 @@ DEFINE_ROWS(1)
  * increasing: every element the contract's fma chain (the two factors of
  * each product swapped, which changes no bit), started and finished as
  * the contract says. */
-KB_TARGET_AVX2 __attribute__((always_inline)) static inline void gemm_avx2__tail_cols(const int C, int64_t kc, const float *a,
-                                                                         int64_t a_rs, const float *b, int64_t b_rs,
-                                                                         float *c, int64_t ldc, int64_t rows,
-                                                                         int first,
+/* w <= 8 bfloat16 values from src widened (the rest zero; nothing past
+ * them read). */
+KB_TARGET_AVX2 __attribute__((always_inline)) static inline __m256 gemm_avx2__load_bf16_part(const uint16_t *src, int64_t w) {
+  __m128i h;
+  if (w == 8) {
+    h = _mm_loadu_si128((const __m128i *)src);
+  } else {
+    uint16_t t[8] = {0};
+    memcpy(t, src, (size_t)w * sizeof *src);
+    h = _mm_loadu_si128((const __m128i *)t);
+  }
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
+
+KB_TARGET_AVX2 __attribute__((always_inline)) static inline void gemm_avx2__tail_cols(const int C, const int A16, int64_t kc,
+                                                                         const void *a, int64_t a_rs,
+                                                                         const float *b, int64_t b_rs, float *c,
+                                                                         int64_t ldc, int64_t rows, int first,
                                                                          const struct kb_gemm_epilogue *last) {
   float t[8];
   __m256 acc[TAIL_COLS];
@@ -10910,8 +11018,14 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline void gemm_avx2__tail
     int64_t w = kc - p < 8 ? kc - p : 8;
     __m256 r[8], col[8];
     __m256i mask = kb_first8_lanes(w);
-    _Pragma("GCC unroll 8") for (int l = 0; l < 8; l++)
-      r[l] = l < rows ? _mm256_maskload_ps(a + l * a_rs + p, mask) : _mm256_setzero_ps();
+    _Pragma("GCC unroll 8") for (int l = 0; l < 8; l++) {
+      if (l >= rows)
+        r[l] = _mm256_setzero_ps();
+      else if (A16)
+        r[l] = gemm_avx2__load_bf16_part((const uint16_t *)a + l * a_rs + p, w);
+      else
+        r[l] = _mm256_maskload_ps((const float *)a + l * a_rs + p, mask);
+    }
     transpose8(r, col);
     if (w == 8) {
       _Pragma("GCC unroll 8") for (int q = 0; q < 8; q++)
@@ -10936,61 +11050,80 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline void gemm_avx2__tail
   }
 }
 
-/* tail_cols for 1 .. TAIL_COLS columns, out of line. */
-KB_TARGET_AVX2 __attribute__((noinline)) static void gemm_avx2__tail(int64_t kc, const float *a, int64_t a_rs, const float *b,
-                                                         int64_t b_rs, float *c, int64_t ldc, int64_t rows,
-                                                         int64_t cols, int first, const struct kb_gemm_epilogue *last) {
-  switch (cols) {
-    case 1: gemm_avx2__tail_cols(1, kc, a, a_rs, b, b_rs, c, ldc, rows, first, last); break;
-    case 2: gemm_avx2__tail_cols(2, kc, a, a_rs, b, b_rs, c, ldc, rows, first, last); break;
-    case 3: gemm_avx2__tail_cols(3, kc, a, a_rs, b, b_rs, c, ldc, rows, first, last); break;
-    default: gemm_avx2__tail_cols(4, kc, a, a_rs, b, b_rs, c, ldc, rows, first, last); break;
+/* tail_cols for 1 .. TAIL_COLS columns, out of line; A float32 (A16 = 0)
+ * or bfloat16 (1). */
+#define DEFINE_TAIL(SUF, A16_)                                                                                   \
+  KB_TARGET_AVX2 __attribute__((noinline)) static void tail_##SUF(int64_t kc, const void *a, int64_t a_rs,       \
+                                                                 const float *b, int64_t b_rs, float *c,        \
+                                                                 int64_t ldc, int64_t rows, int64_t cols,       \
+                                                                 int first, const struct kb_gemm_epilogue *last) { \
+    switch (cols) {                                                                                             \
+      case 1: gemm_avx2__tail_cols(1, A16_, kc, a, a_rs, b, b_rs, c, ldc, rows, first, last); break;                      \
+      case 2: gemm_avx2__tail_cols(2, A16_, kc, a, a_rs, b, b_rs, c, ldc, rows, first, last); break;                      \
+      case 3: gemm_avx2__tail_cols(3, A16_, kc, a, a_rs, b, b_rs, c, ldc, rows, first, last); break;                      \
+      default: gemm_avx2__tail_cols(4, A16_, kc, a, a_rs, b, b_rs, c, ldc, rows, first, last); break;                     \
+    }                                                                                                           \
   }
-}
+DEFINE_TAIL(f32, 0)
+DEFINE_TAIL(bf16, 1)
 
 /* A tile of rows x cols (at most 6 x 16): blocks of 6 rows, then the
  * remainder as 4 + 2 + 1 rows.  The packed-A instance has constant strides.
  * With A in rows (a_cs == 1: the weights of a swapped product, read in
  * place or widened), a tile of at most TAIL_COLS columns (the last panel
  * of 17-20 or 33-36 rows, swapped) takes tail() instead of two vectors of
- * 8 that would be mostly padding. */
+ * 8 that would be mostly padding.  A16: A bfloat16 in rows, read in place
+ * (kernel_bf16a). */
+#define KERNEL_BODY(SUF, A16_)                                                                               \
+  if (a_cs == 1 && cols <= TAIL_COLS) {                                                                     \
+    tail_##SUF(kc, a, a_rs, b, b_rs, c, ldc, rows, cols, first, last);                                      \
+    return;                                                                                                 \
+  }                                                                                                         \
+  __m256i m0 = kb_first8_lanes(cols), m1 = kb_first8_lanes(cols - 8);                                       \
+  int full = cols == NR;                                                                                    \
+  struct kb_gemm_epilogue e;                                                                                \
+  if (last != NULL) e = *last;                                                                              \
+  for (int64_t r = 0; r < rows;) {                                                                          \
+    int64_t left = rows - r;                                                                                \
+    const float *ar = A16_ ? NULL : (const float *)(const void *)a + r * a_rs;                              \
+    const uint16_t *ar16 = A16_ ? (const uint16_t *)(const void *)a + r * a_rs : NULL;                      \
+    float *cr = c + r * ldc;                                                                                \
+    const struct kb_gemm_epilogue *ep = NULL;                                                               \
+    if (last != NULL) {                                                                                     \
+      e.c0 = last->c0 != NULL ? last->c0 + r * last->ldc0 : NULL; /* NULL when beta == 0 */                 \
+      ep = &e;                                                                                              \
+    }                                                                                                       \
+    if (left >= 6) {                                                                                        \
+      if (!A16_ && a_rs == 1 && a_cs == MR)                                                                 \
+        gemm_avx2__rows_6(0, kc, ar, NULL, 1, MR, b, b_rs, cr, ldc, m0, m1, full, first, ep);                          \
+      else                                                                                                  \
+        gemm_avx2__rows_6(A16_, kc, ar, ar16, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, full, first, ep);                  \
+      r += 6;                                                                                               \
+    } else if (left >= 4) {                                                                                 \
+      gemm_avx2__rows_4(A16_, kc, ar, ar16, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, full, first, ep);                    \
+      r += 4;                                                                                               \
+    } else if (left >= 2) {                                                                                 \
+      gemm_avx2__rows_2(A16_, kc, ar, ar16, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, full, first, ep);                    \
+      r += 2;                                                                                               \
+    } else {                                                                                                \
+      gemm_avx2__rows_1(A16_, kc, ar, ar16, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, full, first, ep);                    \
+      r += 1;                                                                                               \
+    }                                                                                                       \
+  }
+
 KB_TARGET_AVX2 static void gemm_avx2__kernel(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *b,
                                   int64_t b_rs, float *c, int64_t ldc, int64_t rows, int64_t cols, int first,
                                   const struct kb_gemm_epilogue *last) {
-  if (a_cs == 1 && cols <= TAIL_COLS) {
-    gemm_avx2__tail(kc, a, a_rs, b, b_rs, c, ldc, rows, cols, first, last);
-    return;
-  }
-  __m256i m0 = kb_first8_lanes(cols), m1 = kb_first8_lanes(cols - 8);
-  int full = cols == NR;
-  struct kb_gemm_epilogue e;
-  if (last != NULL) e = *last;
-  for (int64_t r = 0; r < rows;) {
-    int64_t left = rows - r;
-    const float *ar = a + r * a_rs;
-    float *cr = c + r * ldc;
-    const struct kb_gemm_epilogue *ep = NULL;
-    if (last != NULL) {
-      e.c0 = last->c0 != NULL ? last->c0 + r * last->ldc0 : NULL; /* NULL when beta == 0 */
-      ep = &e;
-    }
-    if (left >= 6) {
-      if (a_rs == 1 && a_cs == MR)
-        gemm_avx2__rows_6(kc, ar, 1, MR, b, b_rs, cr, ldc, m0, m1, full, first, ep);
-      else
-        gemm_avx2__rows_6(kc, ar, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, full, first, ep);
-      r += 6;
-    } else if (left >= 4) {
-      gemm_avx2__rows_4(kc, ar, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, full, first, ep);
-      r += 4;
-    } else if (left >= 2) {
-      gemm_avx2__rows_2(kc, ar, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, full, first, ep);
-      r += 2;
-    } else {
-      gemm_avx2__rows_1(kc, ar, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, full, first, ep);
-      r += 1;
-    }
-  }
+  KERNEL_BODY(f32, 0)
+}
+
+/* kernel() with A bfloat16 in rows, read in place (kb_gemm_kernel_bf16a_fn):
+ * the same tiles, each weight widened as it is broadcast (bf16_at). */
+KB_TARGET_AVX2 static void gemm_avx2__kernel_bf16a(int64_t kc, const uint16_t *a, int64_t a_rs, const float *b, int64_t b_rs,
+                                        float *c, int64_t ldc, int64_t rows, int64_t cols, int first,
+                                        const struct kb_gemm_epilogue *last) {
+  const int64_t a_cs = 1;
+  KERNEL_BODY(bf16, 1)
 }
 
 /* Loads the 8 x w block (w <= 8 columns) of `rows` rows at src (row stride
@@ -11157,34 +11290,42 @@ KB_TARGET_AVX2 static void gemm_avx2__transpose(int64_t rows, int64_t cols, cons
 const struct kb_gemm_ops kb__gemm_ops_avx2 = {MR, NR, gemm_avx2__kernel, gemm_avx2__pack_bt, gemm_avx2__gemv_axpy, gemm_avx2__gemv_dot,
                                               kb__gemm_small_dot_avx2, kb__gemm_small_axpy_avx2, kb__gemm_pack_bt_half_avx2,
                                               gemm_avx2__transpose, kb__gemm_widen_avx2, SMALL_DOT_ROWS_F32,
-                                                SMALL_DOT_ROWS_HALF};
+                                                SMALL_DOT_ROWS_HALF, gemm_avx2__kernel_bf16a};
 
 #endif /* KB_HAVE_X86_SIMD */
 #undef ALL_ROWS
 #undef DEFINE_ROWS
+#undef DEFINE_TAIL
+#undef KERNEL_BODY
 #undef LOAD8
 #undef MR
 #undef NR
+#undef ROWS_STEP
 #undef ROW_FMA
 #undef ROW_INIT
 #undef ROW_STORE
 #undef SMALL_DOT_ROWS_F32
 #undef SMALL_DOT_ROWS_HALF
 #undef TAIL_COLS
+#undef bf16_at
 #undef gemv_axpy
 #undef gemv_dot
 #undef kernel
+#undef kernel_bf16a
+#undef load_bf16_part
 #undef load_block
 #undef pack_bt
 #undef rows_1
 #undef rows_2
 #undef rows_4
 #undef rows_6
-#undef tail
+#undef tail_bf16
 #undef tail_cols
+#undef tail_f32
 #undef transpose
 
 /* ==== kernels/cpu/gemm_avx512.c ==== */
+#define bf16_at gemm_avx512__bf16_at
 #define rows_12 gemm_avx512__rows_12
 #define rows_8 gemm_avx512__rows_8
 #define rows_4 gemm_avx512__rows_4
@@ -11192,11 +11333,16 @@ const struct kb_gemm_ops kb__gemm_ops_avx2 = {MR, NR, gemm_avx2__kernel, gemm_av
 #define rows_1 gemm_avx512__rows_1
 #define first_lanes gemm_avx512__first_lanes
 #define tile_rows gemm_avx512__tile_rows
-#define tile_rows_narrow gemm_avx512__tile_rows_narrow
-#define tile_rows_half gemm_avx512__tile_rows_half
+#define tile_rows_narrow_f32 gemm_avx512__tile_rows_narrow_f32
+#define tile_rows_half_f32 gemm_avx512__tile_rows_half_f32
+#define tile_rows_narrow_bf16 gemm_avx512__tile_rows_narrow_bf16
+#define tile_rows_half_bf16 gemm_avx512__tile_rows_half_bf16
+#define load_bf16_part gemm_avx512__load_bf16_part
 #define tail_cols gemm_avx512__tail_cols
-#define tail gemm_avx512__tail
+#define tail_f32 gemm_avx512__tail_f32
+#define tail_bf16 gemm_avx512__tail_bf16
 #define kernel gemm_avx512__kernel
+#define kernel_bf16a gemm_avx512__kernel_bf16a
 #define load_block gemm_avx512__load_block
 #define pack_bt gemm_avx512__pack_bt
 #define gemv_axpy gemm_avx512__gemv_axpy
@@ -11211,9 +11357,12 @@ const struct kb_gemm_ops kb__gemm_ops_avx2 = {MR, NR, gemm_avx2__kernel, gemm_av
  * columns one vector of them; rows of A that would crowd one L1 set take
  * 8 and 4 rows at a time; with A in rows, 1-4 columns past a multiple of
  * 16 are computed with the tile's rows as the lanes (tail()), and other
- * 1-8 columns past a multiple of 16 as a vector of 8.  Every
+ * 1-8 columns past a multiple of 16 as a vector of 8.  kernel_bf16a runs
+ * the same tiles on bfloat16 weights read in place (bf16_at).  Every
  * accumulator follows the contract's fma chain, so the result is the
  * scalar level's, bit for bit. */
+#include <string.h>
+
 
 #if KB_HAVE_X86_SIMD
 
@@ -11235,15 +11384,32 @@ const struct kb_gemm_ops kb__gemm_ops_avx2 = {MR, NR, gemm_avx2__kernel, gemm_av
 #define KB_GEMV_PREFETCH 128
 #endif
 
+/* The bfloat16 weight at p widened to a float32 broadcast (exact: its bits
+ * are the float's high half).  A16 tiles read A in place as bfloat16 (a
+ * swapped product's weights), with no widening pass: the 32 bits that end
+ * at p (the element before it, then p) are broadcast by the load itself
+ * and the low half cleared, one bitwise operation beside the multiply-adds
+ * on a core whose logic ports are not the fma ones.  The element before p
+ * lies in A except at its very first one, which SAFE steps (the first of a
+ * tile whose K block starts A's columns) read alone. */
+KB_TARGET_AVX512 __attribute__((always_inline)) static inline __m512 gemm_avx512__bf16_at(const uint16_t *p, const int safe) {
+  if (safe) return _mm512_castsi512_ps(_mm512_set1_epi32((int32_t)((uint32_t)*p << 16)));
+  int32_t pair;
+  memcpy(&pair, p - 1, sizeof pair);
+  return _mm512_castsi512_ps(_mm512_and_si512(_mm512_set1_epi32(pair), _mm512_set1_epi32((int32_t)0xffff0000u)));
+}
+
 /* Row i of the tile, if the instance has it: acc_i0/acc_i1 += a(i, p) *
  * b(p, 0..31); with NB == 1 (at most 16 columns) only acc_i0. */
 #define ROW_FMA(i)                                                            \
   if (R > (i)) {                                                              \
     if (NZ > 0) {                                                             \
-      __m512 ai = _mm512_set1_ps(ap[(i) * a_rs]);                             \
+      __m512 ai = A16 ? gemm_avx512__bf16_at(ap16 + (i) * a_rs, SAFE) : _mm512_set1_ps(ap[(i) * a_rs]); \
       c##i##0 = _mm512_fmadd_ps(ai, b0, c##i##0);                             \
       if (NZ > 1) c##i##1 = _mm512_fmadd_ps(ai, b1, c##i##1);                 \
       if (H) h##i = _mm256_fmadd_ps(_mm512_castps512_ps256(ai), bh, h##i);    \
+    } else if (A16) {                                                         \
+      h##i = _mm256_fmadd_ps(_mm512_castps512_ps256(gemm_avx512__bf16_at(ap16 + (i) * a_rs, SAFE)), bh, h##i); \
     } else {                                                                  \
       h##i = _mm256_fmadd_ps(_mm256_broadcast_ss(ap + (i) * a_rs), bh, h##i); \
     }                                                                         \
@@ -11299,6 +11465,19 @@ const struct kb_gemm_ops kb__gemm_ops_avx2 = {MR, NR, gemm_avx2__kernel, gemm_av
 
 #define ALL_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
 
+/* One step p of the tile: B's vectors, then every row's multiply-adds. */
+#define ROWS_STEP                                                       \
+  {                                                                     \
+    const float *ap = A16 ? NULL : a + p * a_cs;                        \
+    const uint16_t *ap16 = A16 ? a16 + p : NULL;                        \
+    __m512 b0 = NZ > 0 ? _mm512_loadu_ps(b + p * b_rs) : z;             \
+    __m512 b1 = NZ > 1 ? _mm512_loadu_ps(b + p * b_rs + 16) : z;        \
+    __m256 bh = H ? _mm256_loadu_ps(b + p * b_rs + 16 * NZ) : zh;       \
+    (void)ap;                                                           \
+    (void)ap16;                                                         \
+    ALL_ROWS(ROW_FMA)                                                   \
+  }
+
 /* The first R rows of a tile (R a constant: rows past it compile away).
  * Columns past `cols` are neither read from C nor written (masks); B always
  * has nr readable columns (a packed panel is zero-padded).  NB (a constant)
@@ -11311,9 +11490,9 @@ const struct kb_gemm_ops kb__gemm_ops_avx2 = {MR, NR, gemm_avx2__kernel, gemm_av
  * same chain either way. */
 #define DEFINE_ROWS(R_)                                                                                         \
   KB_TARGET_AVX512 __attribute__((always_inline)) static inline void rows_##R_(                                \
-      const int NB, const int H, int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *b,      \
-      int64_t b_rs, float *c, int64_t ldc, __mmask16 m0, __mmask16 m1, __m256i mh, int full, int first,       \
-      const struct kb_gemm_epilogue *last) {                                                                  \
+      const int NB, const int H, const int A16, int64_t kc, const float *a, const uint16_t *a16, int64_t a_rs, \
+      int64_t a_cs, const float *b, int64_t b_rs, float *c, int64_t ldc, __mmask16 m0, __mmask16 m1,          \
+      __m256i mh, int full, int first, const struct kb_gemm_epilogue *last) {                                 \
     enum { R = R_ };                                                                                        \
     const int NZ = NB - H; /* vectors of 16 */                                                                \
     __m512 z = _mm512_setzero_ps();                                                                           \
@@ -11325,13 +11504,17 @@ const struct kb_gemm_ops kb__gemm_ops_avx2 = {MR, NR, gemm_avx2__kernel, gemm_av
     __m256 h10 = zh, h11 = zh;                                                                                \
     ALL_ROWS(ROW_PREFETCH)                                                                                    \
     ALL_ROWS(ROW_INIT)                                                                                        \
+    int64_t p0 = 0;                                                                                           \
+    if (A16 && first && kc > 0) { /* A's first column: its element alone (SAFE) */                           \
+      enum { SAFE = 1 };                                                                                      \
+      const int64_t p = 0;                                                                                    \
+      ROWS_STEP                                                                                               \
+      p0 = 1;                                                                                                 \
+    }                                                                                                         \
     _Pragma("GCC unroll 4")                                                                                   \
-    for (int64_t p = 0; p < kc; p++) {                                                                        \
-      const float *ap = a + p * a_cs;                                                                         \
-      __m512 b0 = NZ > 0 ? _mm512_loadu_ps(b + p * b_rs) : z;                                                 \
-      __m512 b1 = NZ > 1 ? _mm512_loadu_ps(b + p * b_rs + 16) : z;                                            \
-      __m256 bh = H ? _mm256_loadu_ps(b + p * b_rs + 16 * NZ) : zh;                                           \
-      ALL_ROWS(ROW_FMA)                                                                                       \
+    for (int64_t p = p0; p < kc; p++) {                                                                       \
+      enum { SAFE = 0 };                                                                                      \
+      ROWS_STEP                                                                                               \
     }                                                                                                         \
     __m512 alpha = _mm512_set1_ps(last != NULL ? last->alpha : 1.0f);                                         \
     __m512 beta = _mm512_set1_ps(last != NULL ? last->beta : 0.0f);                                           \
@@ -11353,9 +11536,9 @@ static inline __mmask16 gemm_avx512__first_lanes(int64_t count) {
  * wasted on rows that do not exist.  The packed-A instance has constant
  * strides. */
 KB_TARGET_AVX512 __attribute__((always_inline)) static inline void gemm_avx512__tile_rows(
-    const int NB, const int H, int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs,
-    float *c, int64_t ldc, int64_t rows, __mmask16 m0, __mmask16 m1, __m256i mh, int full, int first,
-    const struct kb_gemm_epilogue *last) {
+    const int NB, const int H, const int A16, int64_t kc, const float *a, const uint16_t *a16, int64_t a_rs,
+    int64_t a_cs, const float *b, int64_t b_rs, float *c, int64_t ldc, int64_t rows, __mmask16 m0, __mmask16 m1,
+    __m256i mh, int full, int first, const struct kb_gemm_epilogue *last) {
   struct kb_gemm_epilogue e;
   if (last != NULL) e = *last;
   /* Rows of A read in place a multiple of 4 KiB apart (weights of 1024,
@@ -11363,10 +11546,11 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void gemm_avx512__
    * hold the lines of 12 rows and the tile's others: such tiles take 8 + 4
    * rows (on an AVX-512 Zen 4 kb_linear_w [3584, 1024] from L3 at 16-64
    * rows, 46-73 -> 56-95 GFLOP/s; docs/performance.md). */
-  int crowd = a_cs == 1 && ((a_rs * 4) & 4095) == 0;
+  int crowd = a_cs == 1 && ((a_rs * (A16 ? 2 : 4)) & 4095) == 0;
   for (int64_t r = 0; r < rows;) {
     int64_t left = rows - r;
-    const float *ar = a + r * a_rs;
+    const float *ar = A16 ? NULL : a + r * a_rs;
+    const uint16_t *ar16 = A16 ? a16 + r * a_rs : NULL;
     float *cr = c + r * ldc;
     const struct kb_gemm_epilogue *ep = NULL;
     if (last != NULL) {
@@ -11374,51 +11558,53 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void gemm_avx512__
       ep = &e;
     }
     if (left >= 12 && !crowd) {
-      if (a_rs == 1 && a_cs == MR)
-        gemm_avx512__rows_12(NB, H, kc, ar, 1, MR, b, b_rs, cr, ldc, m0, m1, mh, full, first, ep);
+      if (!A16 && a_rs == 1 && a_cs == MR)
+        gemm_avx512__rows_12(NB, H, 0, kc, ar, NULL, 1, MR, b, b_rs, cr, ldc, m0, m1, mh, full, first, ep);
       else
-        gemm_avx512__rows_12(NB, H, kc, ar, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, mh, full, first, ep);
+        gemm_avx512__rows_12(NB, H, A16, kc, ar, ar16, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, mh, full, first, ep);
       r += 12;
     } else if (left >= 8) {
-      gemm_avx512__rows_8(NB, H, kc, ar, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, mh, full, first, ep);
+      gemm_avx512__rows_8(NB, H, A16, kc, ar, ar16, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, mh, full, first, ep);
       r += 8;
     } else if (left >= 4) {
-      gemm_avx512__rows_4(NB, H, kc, ar, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, mh, full, first, ep);
+      gemm_avx512__rows_4(NB, H, A16, kc, ar, ar16, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, mh, full, first, ep);
       r += 4;
     } else if (left >= 2) {
-      gemm_avx512__rows_2(NB, H, kc, ar, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, mh, full, first, ep);
+      gemm_avx512__rows_2(NB, H, A16, kc, ar, ar16, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, mh, full, first, ep);
       r += 2;
     } else {
-      gemm_avx512__rows_1(NB, H, kc, ar, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, mh, full, first, ep);
+      gemm_avx512__rows_1(NB, H, A16, kc, ar, ar16, a_rs, a_cs, b, b_rs, cr, ldc, m0, m1, mh, full, first, ep);
       r += 1;
     }
   }
 }
 
-/* tile_rows with NB = 1, out of line, so that the full instance's code is
- * what it was without the narrow one. */
-KB_TARGET_AVX512 __attribute__((noinline)) static void gemm_avx512__tile_rows_narrow(int64_t kc, const float *a, int64_t a_rs,
-                                                                      int64_t a_cs, const float *b, int64_t b_rs,
-                                                                      float *c, int64_t ldc, int64_t rows,
-                                                                      __mmask16 m0, int first,
-                                                                      const struct kb_gemm_epilogue *last) {
-  gemm_avx512__tile_rows(1, 0, kc, a, a_rs, a_cs, b, b_rs, c, ldc, rows, m0, 0, _mm256_setzero_si256(), 0, first, last);
-}
-
-/* A tile whose last 1-8 columns are a vector of 8 (H = 1), after `lead`
- * (0 or 16) columns in a vector of 16; out of line. */
-KB_TARGET_AVX512 __attribute__((noinline)) static void gemm_avx512__tile_rows_half(int64_t kc, const float *a, int64_t a_rs,
-                                                                    int64_t a_cs, const float *b, int64_t b_rs,
-                                                                    float *c, int64_t ldc, int64_t rows,
-                                                                    int64_t lead, int64_t rest, int first,
-                                                                    const struct kb_gemm_epilogue *last) {
-  /* The AVX2 masked loads and stores leave C past the columns untouched. */
-  __m256i mh = kb_first8_lanes(rest);
-  if (lead == 0)
-    gemm_avx512__tile_rows(1, 1, kc, a, a_rs, a_cs, b, b_rs, c, ldc, rows, 0, 0, mh, 0, first, last);
-  else
-    gemm_avx512__tile_rows(2, 1, kc, a, a_rs, a_cs, b, b_rs, c, ldc, rows, 0xffff, 0, mh, 0, first, last);
-}
+/* tile_rows with NB = 1 (narrow) and with a last vector of 8 (half, H = 1,
+ * after `lead` = 0 or 16 columns in a vector of 16), out of line, so that
+ * the full instance's code is what it was without them; for A as float32
+ * (suffix f32) and as bfloat16 read in place (bf16, A in rows). */
+#define DEFINE_TILE_EDGES(SUF, A16_, AT)                                                                           \
+  KB_TARGET_AVX512 __attribute__((noinline)) static void tile_rows_narrow_##SUF(                                   \
+      int64_t kc, const AT *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs, float *c, int64_t ldc,    \
+      int64_t rows, __mmask16 m0, int first, const struct kb_gemm_epilogue *last) {                               \
+    gemm_avx512__tile_rows(1, 0, A16_, kc, A16_ ? NULL : (const float *)(const void *)a,                                       \
+              A16_ ? (const uint16_t *)(const void *)a : NULL, a_rs, a_cs, b, b_rs, c, ldc, rows, m0, 0,          \
+              _mm256_setzero_si256(), 0, first, last);                                                            \
+  }                                                                                                               \
+  KB_TARGET_AVX512 __attribute__((noinline)) static void tile_rows_half_##SUF(                                     \
+      int64_t kc, const AT *a, int64_t a_rs, int64_t a_cs, const float *b, int64_t b_rs, float *c, int64_t ldc,    \
+      int64_t rows, int64_t lead, int64_t rest, int first, const struct kb_gemm_epilogue *last) {                 \
+    /* The AVX2 masked loads and stores leave C past the columns untouched. */                                    \
+    __m256i mh = kb_first8_lanes(rest);                                                                           \
+    const float *af = A16_ ? NULL : (const float *)(const void *)a;                                               \
+    const uint16_t *ah = A16_ ? (const uint16_t *)(const void *)a : NULL;                                         \
+    if (lead == 0)                                                                                                \
+      gemm_avx512__tile_rows(1, 1, A16_, kc, af, ah, a_rs, a_cs, b, b_rs, c, ldc, rows, 0, 0, mh, 0, first, last);             \
+    else                                                                                                          \
+      gemm_avx512__tile_rows(2, 1, A16_, kc, af, ah, a_rs, a_cs, b, b_rs, c, ldc, rows, 0xffff, 0, mh, 0, first, last);        \
+  }
+DEFINE_TILE_EDGES(f32, 0, float)
+DEFINE_TILE_EDGES(bf16, 1, uint16_t)
 
 /* The C (a constant, at most TAIL_COLS) columns of a tile from A stored in
  * rows (a_cs == 1), in the other orientation: the lanes are the tile's rows
@@ -11428,10 +11614,24 @@ KB_TARGET_AVX512 __attribute__((noinline)) static void gemm_avx512__tile_rows_ha
  * the same fma chain as in the row-broadcast tile (the two factors of each
  * product swapped, which changes no bit), started and finished as the
  * contract says. */
-KB_TARGET_AVX512 __attribute__((always_inline)) static inline void gemm_avx512__tail_cols(const int C, int64_t kc, const float *a,
-                                                                           int64_t a_rs, const float *b, int64_t b_rs,
-                                                                           float *c, int64_t ldc, int64_t rows,
-                                                                           int first,
+/* w <= 16 bfloat16 values from src widened (the rest zero; nothing past
+ * them read). */
+KB_TARGET_AVX512 __attribute__((always_inline)) static inline __m512 gemm_avx512__load_bf16_part(const uint16_t *src, int64_t w) {
+  __m256i h;
+  if (w == 16) {
+    h = _mm256_loadu_si256((const __m256i *)src);
+  } else {
+    uint16_t t[16] = {0};
+    memcpy(t, src, (size_t)w * sizeof *src);
+    h = _mm256_loadu_si256((const __m256i *)t);
+  }
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+
+KB_TARGET_AVX512 __attribute__((always_inline)) static inline void gemm_avx512__tail_cols(const int C, const int A16, int64_t kc,
+                                                                           const void *a, int64_t a_rs,
+                                                                           const float *b, int64_t b_rs, float *c,
+                                                                           int64_t ldc, int64_t rows, int first,
                                                                            const struct kb_gemm_epilogue *last) {
   float t[16];
   __m512 acc[TAIL_COLS];
@@ -11442,8 +11642,14 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void gemm_avx512__
   for (int64_t p = 0; p < kc; p += 16) {
     int64_t w = kc - p < 16 ? kc - p : 16;
     __m512 r[16], col[16];
-    _Pragma("GCC unroll 16") for (int l = 0; l < 16; l++)
-      r[l] = l < rows ? _mm512_maskz_loadu_ps(gemm_avx512__first_lanes(w), a + l * a_rs + p) : _mm512_setzero_ps();
+    _Pragma("GCC unroll 16") for (int l = 0; l < 16; l++) {
+      if (l >= rows)
+        r[l] = _mm512_setzero_ps();
+      else if (A16)
+        r[l] = gemm_avx512__load_bf16_part((const uint16_t *)a + l * a_rs + p, w);
+      else
+        r[l] = _mm512_maskz_loadu_ps(gemm_avx512__first_lanes(w), (const float *)a + l * a_rs + p);
+    }
     transpose16(r, col);
     if (w == 16) {
       _Pragma("GCC unroll 16") for (int q = 0; q < 16; q++)
@@ -11468,18 +11674,23 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void gemm_avx512__
   }
 }
 
-/* tail_cols for 1 .. TAIL_COLS columns, out of line. */
-KB_TARGET_AVX512 __attribute__((noinline)) static void gemm_avx512__tail(int64_t kc, const float *a, int64_t a_rs, const float *b,
-                                                           int64_t b_rs, float *c, int64_t ldc, int64_t rows,
-                                                           int64_t cols, int first,
-                                                           const struct kb_gemm_epilogue *last) {
-  switch (cols) {
-    case 1: gemm_avx512__tail_cols(1, kc, a, a_rs, b, b_rs, c, ldc, rows, first, last); break;
-    case 2: gemm_avx512__tail_cols(2, kc, a, a_rs, b, b_rs, c, ldc, rows, first, last); break;
-    case 3: gemm_avx512__tail_cols(3, kc, a, a_rs, b, b_rs, c, ldc, rows, first, last); break;
-    default: gemm_avx512__tail_cols(4, kc, a, a_rs, b, b_rs, c, ldc, rows, first, last); break;
+/* tail_cols for 1 .. TAIL_COLS columns, out of line; A float32 (A16 = 0)
+ * or bfloat16 (1). */
+#define DEFINE_TAIL(SUF, A16_)                                                                                   \
+  KB_TARGET_AVX512 __attribute__((noinline)) static void tail_##SUF(int64_t kc, const void *a, int64_t a_rs,     \
+                                                                   const float *b, int64_t b_rs, float *c,      \
+                                                                   int64_t ldc, int64_t rows, int64_t cols,     \
+                                                                   int first,                                   \
+                                                                   const struct kb_gemm_epilogue *last) {       \
+    switch (cols) {                                                                                             \
+      case 1: gemm_avx512__tail_cols(1, A16_, kc, a, a_rs, b, b_rs, c, ldc, rows, first, last); break;                      \
+      case 2: gemm_avx512__tail_cols(2, A16_, kc, a, a_rs, b, b_rs, c, ldc, rows, first, last); break;                      \
+      case 3: gemm_avx512__tail_cols(3, A16_, kc, a, a_rs, b, b_rs, c, ldc, rows, first, last); break;                      \
+      default: gemm_avx512__tail_cols(4, A16_, kc, a, a_rs, b, b_rs, c, ldc, rows, first, last); break;                     \
+    }                                                                                                           \
   }
-}
+DEFINE_TAIL(f32, 0)
+DEFINE_TAIL(bf16, 1)
 
 /* A tile of rows x cols (at most 12 x 32); at most 16 columns compute one
  * vector of them (tile_rows with NB = 1).  With A in rows (a_cs == 1: the
@@ -11489,32 +11700,46 @@ KB_TARGET_AVX512 __attribute__((noinline)) static void gemm_avx512__tail(int64_t
  * prefill's 33-36 rows, or a whole panel of 17-20.  Otherwise 1-8 columns
  * past a multiple of 16 are a vector of 8 (tile_rows_half): an expert's
  * 21-24 or 37-40 rows swapped, 6-11% faster on a Zen 4 (docs/performance.md). */
+#define KERNEL_BODY(SUF, A16_)                                                                                \
+  int64_t lead = cols / 16 * 16, rest = cols - lead;                                                         \
+  if (a_cs == 1 && rest > 0 && rest <= TAIL_COLS) {                                                          \
+    if (lead == 16) tile_rows_narrow_##SUF(kc, a, a_rs, a_cs, b, b_rs, c, ldc, rows, 0xffff, first, last);   \
+    struct kb_gemm_epilogue e;                                                                               \
+    const struct kb_gemm_epilogue *ep = NULL;                                                                \
+    if (last != NULL) {                                                                                      \
+      e = *last;                                                                                             \
+      if (e.c0 != NULL) e.c0 += lead;                                                                        \
+      ep = &e;                                                                                               \
+    }                                                                                                        \
+    tail_##SUF(kc, a, a_rs, b + lead, b_rs, c + lead, ldc, rows, rest, first, ep);                          \
+    return;                                                                                                  \
+  }                                                                                                          \
+  if (rest > 0 && rest <= 8) {                                                                               \
+    tile_rows_half_##SUF(kc, a, a_rs, a_cs, b, b_rs, c, ldc, rows, lead, rest, first, last);                 \
+    return;                                                                                                  \
+  }                                                                                                          \
+  __mmask16 m0 = gemm_avx512__first_lanes(cols), m1 = gemm_avx512__first_lanes(cols - 16);                                             \
+  int full = cols == NR;                                                                                     \
+  if (cols <= 16)                                                                                            \
+    tile_rows_narrow_##SUF(kc, a, a_rs, a_cs, b, b_rs, c, ldc, rows, m0, first, last);                       \
+  else                                                                                                       \
+    gemm_avx512__tile_rows(2, 0, A16_, kc, A16_ ? NULL : (const float *)(const void *)a,                                 \
+              A16_ ? (const uint16_t *)(const void *)a : NULL, a_rs, a_cs, b, b_rs, c, ldc, rows, m0, m1,    \
+              _mm256_setzero_si256(), full, first, last);
+
 KB_TARGET_AVX512 static void gemm_avx512__kernel(int64_t kc, const float *a, int64_t a_rs, int64_t a_cs, const float *b,
                                     int64_t b_rs, float *c, int64_t ldc, int64_t rows, int64_t cols, int first,
                                     const struct kb_gemm_epilogue *last) {
-  int64_t lead = cols / 16 * 16, rest = cols - lead;
-  if (a_cs == 1 && rest > 0 && rest <= TAIL_COLS) {
-    if (lead == 16) gemm_avx512__tile_rows_narrow(kc, a, a_rs, a_cs, b, b_rs, c, ldc, rows, 0xffff, first, last);
-    struct kb_gemm_epilogue e;
-    const struct kb_gemm_epilogue *ep = NULL;
-    if (last != NULL) {
-      e = *last;
-      if (e.c0 != NULL) e.c0 += lead;
-      ep = &e;
-    }
-    gemm_avx512__tail(kc, a, a_rs, b + lead, b_rs, c + lead, ldc, rows, rest, first, ep);
-    return;
-  }
-  if (rest > 0 && rest <= 8) {
-    gemm_avx512__tile_rows_half(kc, a, a_rs, a_cs, b, b_rs, c, ldc, rows, lead, rest, first, last);
-    return;
-  }
-  __mmask16 m0 = gemm_avx512__first_lanes(cols), m1 = gemm_avx512__first_lanes(cols - 16);
-  int full = cols == NR;
-  if (cols <= 16)
-    gemm_avx512__tile_rows_narrow(kc, a, a_rs, a_cs, b, b_rs, c, ldc, rows, m0, first, last);
-  else
-    gemm_avx512__tile_rows(2, 0, kc, a, a_rs, a_cs, b, b_rs, c, ldc, rows, m0, m1, _mm256_setzero_si256(), full, first, last);
+  KERNEL_BODY(f32, 0)
+}
+
+/* kernel() with A bfloat16 in rows, read in place (kb_gemm_kernel_bf16a_fn):
+ * the same tiles, each weight widened as it is broadcast (bf16_at). */
+KB_TARGET_AVX512 static void gemm_avx512__kernel_bf16a(int64_t kc, const uint16_t *a, int64_t a_rs, const float *b, int64_t b_rs,
+                                          float *c, int64_t ldc, int64_t rows, int64_t cols, int first,
+                                          const struct kb_gemm_epilogue *last) {
+  const int64_t a_cs = 1;
+  KERNEL_BODY(bf16, 1)
 }
 
 /* Loads the 16 x w block (w <= 16 columns from p) of `rows` rows starting at
@@ -11635,14 +11860,18 @@ KB_TARGET_AVX512 static void gemm_avx512__transpose(int64_t rows, int64_t cols, 
 const struct kb_gemm_ops kb__gemm_ops_avx512 = {MR, NR, gemm_avx512__kernel, gemm_avx512__pack_bt, gemm_avx512__gemv_axpy, gemm_avx512__gemv_dot,
                                                 kb__gemm_small_dot_avx512, kb__gemm_small_axpy_avx512, kb__gemm_pack_bt_half_avx512,
                                                 gemm_avx512__transpose, kb__gemm_widen_avx512, SMALL_DOT_ROWS_F32,
-                                                SMALL_DOT_ROWS_HALF};
+                                                SMALL_DOT_ROWS_HALF, gemm_avx512__kernel_bf16a};
 
 #endif /* KB_HAVE_X86_SIMD */
 #undef ALL_ROWS
 #undef DEFINE_ROWS
+#undef DEFINE_TAIL
+#undef DEFINE_TILE_EDGES
 #undef KB_GEMV_PREFETCH
+#undef KERNEL_BODY
 #undef MR
 #undef NR
+#undef ROWS_STEP
 #undef ROW_FMA
 #undef ROW_INIT
 #undef ROW_PREFETCH
@@ -11650,10 +11879,13 @@ const struct kb_gemm_ops kb__gemm_ops_avx512 = {MR, NR, gemm_avx512__kernel, gem
 #undef SMALL_DOT_ROWS_F32
 #undef SMALL_DOT_ROWS_HALF
 #undef TAIL_COLS
+#undef bf16_at
 #undef first_lanes
 #undef gemv_axpy
 #undef gemv_dot
 #undef kernel
+#undef kernel_bf16a
+#undef load_bf16_part
 #undef load_block
 #undef pack_bt
 #undef rows_1
@@ -11661,11 +11893,14 @@ const struct kb_gemm_ops kb__gemm_ops_avx512 = {MR, NR, gemm_avx512__kernel, gem
 #undef rows_2
 #undef rows_4
 #undef rows_8
-#undef tail
+#undef tail_bf16
 #undef tail_cols
+#undef tail_f32
 #undef tile_rows
-#undef tile_rows_half
-#undef tile_rows_narrow
+#undef tile_rows_half_bf16
+#undef tile_rows_half_f32
+#undef tile_rows_narrow_bf16
+#undef tile_rows_narrow_f32
 #undef transpose
 
 /* ==== kernels/cpu/gemm_engine.c ==== */
@@ -11718,9 +11953,11 @@ const struct kb_gemm_ops kb__gemm_ops_avx512 = {MR, NR, gemm_avx512__kernel, gem
  * or an expert's tokens) run swapped: C^T = op(B)^T op(A)^T, the weights as
  * the microkernel's A and the few rows packed as its B, each finished block
  * of C^T transposed into C.  Packing (a transposition) then touches the
- * small operand, not the weights: float32 weights are read in place, and
- * 16-bit ones are widened a tile's rows at a time into float32 rows (no
- * transposition), while the next tile's rows are prefetched.  The products
+ * small operand, not the weights: float32 weights are read in place, so
+ * are bfloat16 ones where the level has kernel_bf16a (each weight widened
+ * as it is broadcast), and other 16-bit ones are widened a tile's rows at
+ * a time into float32 rows (no transposition); the next tile's rows are
+ * prefetched meanwhile.  The products
  * are the same (a * b == b * a in every fma), so are the bits. */
 
 #include <pthread.h>
@@ -11977,7 +12214,15 @@ static void gemm_engine__gemm_rect(const struct gemm_engine__gemm_job *g, float 
           /* The next tile's rows, which an A read in place or widened
            * prefetches. */
           int64_t next_end = gi + 2 * mr < i1 ? gi + 2 * mr : i1;
-          if (g->p->widen_a) {
+          /* bfloat16 weights the level's kernel reads in place. */
+          const uint16_t *a16 = NULL;
+          if (g->p->widen_a && g->dt_a == KB_GEMM_BF16 && ops->kernel_bf16a != NULL) {
+            a16 = (const uint16_t *)g->a + gi * g->lda + pc;
+            gemm_engine__prefetch_next_rows(g, 2, gi + mrows, next_end, pc, kcur);
+            ap = NULL;
+            a_rs = g->lda;
+            a_cs = 1;
+          } else if (g->p->widen_a) {
             /* The tile's rows of 16-bit weights as padded float32 rows. */
             int64_t ld = kcur + KB_GEMM_WIDEN_PAD;
             for (int64_t i = 0; i < mrows; i++)
@@ -12013,8 +12258,12 @@ static void gemm_engine__gemm_rect(const struct gemm_engine__gemm_job *g, float 
               b_rs = g->ldb;
             }
             struct kb_gemm_epilogue e = {g->alpha, g->beta, c_old + (ri - srow) * ld_old + cj, ld_old};
-            ops->kernel(kcur, ap, a_rs, a_cs, bp, b_rs, sums + (ri - srow) * ld_sums + cj, ld_sums, mrows, ncols,
-                        first, is_last && f32 ? &e : NULL);
+            if (a16 != NULL)
+              ops->kernel_bf16a(kcur, a16, a_rs, bp, b_rs, sums + (ri - srow) * ld_sums + cj, ld_sums, mrows, ncols,
+                                first, is_last && f32 ? &e : NULL);
+            else
+              ops->kernel(kcur, ap, a_rs, a_cs, bp, b_rs, sums + (ri - srow) * ld_sums + cj, ld_sums, mrows, ncols,
+                          first, is_last && f32 ? &e : NULL);
           }
           /* kb_linear: bias and activation on the finished rows of this
            * block while they are in cache. */
@@ -12239,7 +12488,8 @@ static void gemm_engine__small_exec(const kb_context *ctx, const struct gemm_eng
  * 224, 1.03-1.07x at 256-512 (the packed rows then crowd L2).  16-bit
  * weights take it on the same terms: since the tiles compute a few columns
  * past 16 without a full vector, widening in place beat packing at every
- * count of 20-44 rows measured (AVX-512 and AVX2 levels, Zen 4, 2026-12-07). */
+ * count of 20-44 rows measured (AVX-512 and AVX2 levels, Zen 4, 2026-12-07),
+ * and bfloat16 read in place (kernel_bf16a) is faster still. */
 static bool gemm_engine__swaps(const kb_context *threads_ctx, const struct kb_gemm_blocking *bl, const struct kb_gemm_ops *ops,
                   int dt, bool trans_b, float beta, int64_t m, int64_t n) {
   return dt == KB_GEMM_F32 && trans_b && beta == 0.0f && m <= KB_GEMM_SWAP_ROWS &&
@@ -12552,7 +12802,7 @@ static void gemm_scalar__transpose(int64_t rows, int64_t cols, const float *src,
 const struct kb_gemm_ops kb__gemm_ops_scalar = {MR, NR, gemm_scalar__kernel, gemm_scalar__pack_bt, gemm_scalar__gemv_axpy, gemm_scalar__gemv_dot,
                                                 kb__gemm_small_dot_scalar, kb__gemm_small_axpy_scalar, kb__gemm_pack_bt_half_scalar,
                                                 gemm_scalar__transpose, kb__gemm_widen_scalar, SMALL_DOT_ROWS_F32,
-                                                SMALL_DOT_ROWS_HALF};
+                                                SMALL_DOT_ROWS_HALF, NULL};
 #undef MR
 #undef NR
 #undef SMALL_DOT_ROWS_F32
