@@ -44,6 +44,7 @@ struct kb_gemm_plan {
   int64_t a_pack, b_pack, c_buf, per_task;
   bool direct_a, direct_b;
   bool widen_a; /* a swapped product of 16-bit weights: each tile's rows of them widened to float32 rows */
+  bool bf16_a;  /* a swapped product of bfloat16 weights that the level's kernel_bf16a reads in place */
   bool swapped; /* run as C^T = op(B)^T op(A)^T: m, n, trans_a, trans_b are the swapped product's */
   /* matrix-vector path */
   int64_t gemv_len, gemv_tasks;

@@ -1685,6 +1685,7 @@ struct kb_gemm_plan {
   int64_t a_pack, b_pack, c_buf, per_task;
   bool direct_a, direct_b;
   bool widen_a; /* a swapped product of 16-bit weights: each tile's rows of them widened to float32 rows */
+  bool bf16_a;  /* a swapped product of bfloat16 weights that the level's kernel_bf16a reads in place */
   bool swapped; /* run as C^T = op(B)^T op(A)^T: m, n, trans_a, trans_b are the swapped product's */
   /* matrix-vector path */
   int64_t gemv_len, gemv_tasks;
@@ -2138,6 +2139,7 @@ struct kb_gemm_plan {
   int64_t a_pack, b_pack, c_buf, per_task;
   bool direct_a, direct_b;
   bool widen_a; /* a swapped product of 16-bit weights: each tile's rows of them widened to float32 rows */
+  bool bf16_a;  /* a swapped product of bfloat16 weights that the level's kernel_bf16a reads in place */
   bool swapped; /* run as C^T = op(B)^T op(A)^T: m, n, trans_a, trans_b are the swapped product's */
   /* matrix-vector path */
   int64_t gemv_len, gemv_tasks;
@@ -3982,6 +3984,7 @@ struct kb_gemm_plan {
   int64_t a_pack, b_pack, c_buf, per_task;
   bool direct_a, direct_b;
   bool widen_a; /* a swapped product of 16-bit weights: each tile's rows of them widened to float32 rows */
+  bool bf16_a;  /* a swapped product of bfloat16 weights that the level's kernel_bf16a reads in place */
   bool swapped; /* run as C^T = op(B)^T op(A)^T: m, n, trans_a, trans_b are the swapped product's */
   /* matrix-vector path */
   int64_t gemv_len, gemv_tasks;
@@ -4301,6 +4304,7 @@ struct kb_gemm_plan {
   int64_t a_pack, b_pack, c_buf, per_task;
   bool direct_a, direct_b;
   bool widen_a; /* a swapped product of 16-bit weights: each tile's rows of them widened to float32 rows */
+  bool bf16_a;  /* a swapped product of bfloat16 weights that the level's kernel_bf16a reads in place */
   bool swapped; /* run as C^T = op(B)^T op(A)^T: m, n, trans_a, trans_b are the swapped product's */
   /* matrix-vector path */
   int64_t gemv_len, gemv_tasks;
@@ -12197,7 +12201,7 @@ static void gemm_engine__gemm_rect(const struct gemm_engine__gemm_job *g, float 
     for (int64_t pc = 0; pc < g->k; pc += kc) {
       int64_t kcur = g->k - pc < kc ? g->k - pc : kc;
       int first = pc == 0, is_last = pc + kcur >= g->k;
-      if (!g->p->direct_a && !g->p->widen_a)
+      if (!g->p->direct_a && !g->p->widen_a && !g->p->bf16_a)
         for (int64_t ir = 0; ir < mcur; ir += mr)
           gemm_engine__pack_a(g, i0 + ic + ir, mcur - ir < mr ? mcur - ir : mr, pc, kcur, apack + (ir / mr) * mr * kcur);
       for (int64_t jc = 0; jc < cols; jc += nc) {
@@ -12216,7 +12220,7 @@ static void gemm_engine__gemm_rect(const struct gemm_engine__gemm_job *g, float 
           int64_t next_end = gi + 2 * mr < i1 ? gi + 2 * mr : i1;
           /* bfloat16 weights the level's kernel reads in place. */
           const uint16_t *a16 = NULL;
-          if (g->p->widen_a && g->dt_a == KB_GEMM_BF16 && ops->kernel_bf16a != NULL) {
+          if (g->p->bf16_a) {
             a16 = (const uint16_t *)g->a + gi * g->lda + pc;
             gemm_engine__prefetch_next_rows(g, 2, gi + mrows, next_end, pc, kcur);
             ap = NULL;
@@ -12608,12 +12612,15 @@ kb_status kb__gemm_plan(kb_context *ctx, const char *fn, const kb_context *threa
    * single NC block: packing would cost more than it saves. */
   int dt_a = p->swapped ? dt_b : dt, dt_bb = p->swapped ? dt : dt_b;
   p->direct_a = dt_a == KB_GEMM_F32 && rect_cols <= p->bl.nc;
-  p->widen_a = p->swapped && dt_a != KB_GEMM_F32;
+  p->bf16_a = p->swapped && dt_a == KB_GEMM_BF16 && ops->kernel_bf16a != NULL;
+  p->widen_a = p->swapped && dt_a != KB_GEMM_F32 && !p->bf16_a;
   /* B is read in place when it is float32 rows of op(B) and small enough
    * to stay in L2 between the micro-panels of A that reuse it. */
   p->direct_b = dt_bb == KB_GEMM_F32 && !trans_b && k * n <= KB_GEMM_DIRECT_B;
   /* Each part starts on a 64-byte boundary: the microkernel's aligned loads. */
-  p->a_pack = p->widen_a ? gemm_engine__round_up(mr * (kc + KB_GEMM_WIDEN_PAD), 16) : p->direct_a ? 0 : gemm_engine__round_up(mcb * kc, 16);
+  p->a_pack = p->widen_a                ? gemm_engine__round_up(mr * (kc + KB_GEMM_WIDEN_PAD), 16)
+             : p->direct_a || p->bf16_a ? 0
+                                        : gemm_engine__round_up(mcb * kc, 16);
   p->b_pack = gemm_engine__round_up(kc * gemm_engine__round_up(ncb, nr), 16);
   bool need_cbuf = dt != KB_GEMM_F32 || (k > p->bl.kc && beta != 0.0f);
   p->c_buf = need_cbuf ? rect_rows * rect_cols : 0;
