@@ -14724,7 +14724,6 @@ kb_status kb_log_softmax_f16(kb_context *ctx, int64_t rows, int64_t cols, const 
 #define kvm vec_avx2__kvm
 #define kvd vec_avx2__kvd
 #define kv_set vec_avx2__kv_set
-#define kv_first8 vec_avx2__kv_first8
 #define kv_mask_first vec_avx2__kv_mask_first
 #define kv_load vec_avx2__kv_load
 #define kv_load_n vec_avx2__kv_load_n
@@ -14975,13 +14974,8 @@ KV_FN vec_avx2__kvf vec_avx2__kv_set(float v) {
   vec_avx2__kvf r = {_mm256_set1_ps(v), _mm256_set1_ps(v)};
   return r;
 }
-/* Lanes below n as 32-bit all-ones masks, for vmaskmovps. */
-KV_FN __m256i vec_avx2__kv_first8(int64_t n) {
-  int k = n < 0 ? 0 : (n > 8 ? 8 : (int)n);
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(k), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
 KV_FN vec_avx2__kvm vec_avx2__kv_mask_first(int64_t n) {
-  vec_avx2__kvm r = {_mm256_castsi256_ps(vec_avx2__kv_first8(n)), _mm256_castsi256_ps(vec_avx2__kv_first8(n - 8))};
+  vec_avx2__kvm r = {_mm256_castsi256_ps(kb_first8_lanes(n)), _mm256_castsi256_ps(kb_first8_lanes(n - 8))};
   return r;
 }
 KV_FN vec_avx2__kvf vec_avx2__kv_load(const float *p) {
@@ -14989,7 +14983,7 @@ KV_FN vec_avx2__kvf vec_avx2__kv_load(const float *p) {
   return r;
 }
 KV_FN vec_avx2__kvf vec_avx2__kv_load_n(const float *p, int64_t n) {
-  vec_avx2__kvf r = {_mm256_maskload_ps(p, vec_avx2__kv_first8(n)), _mm256_maskload_ps(p + 8, vec_avx2__kv_first8(n - 8))};
+  vec_avx2__kvf r = {_mm256_maskload_ps(p, kb_first8_lanes(n)), _mm256_maskload_ps(p + 8, kb_first8_lanes(n - 8))};
   return r;
 }
 /* A hint that the 64-byte line holding address p will be read soon; no
@@ -15002,8 +14996,8 @@ KV_FN void vec_avx2__kv_store(float *p, vec_avx2__kvf v) {
   _mm256_storeu_ps(p + 8, v.b);
 }
 KV_FN void vec_avx2__kv_store_n(float *p, vec_avx2__kvf v, int64_t n) {
-  _mm256_maskstore_ps(p, vec_avx2__kv_first8(n), v.a);
-  _mm256_maskstore_ps(p + 8, vec_avx2__kv_first8(n - 8), v.b);
+  _mm256_maskstore_ps(p, kb_first8_lanes(n), v.a);
+  _mm256_maskstore_ps(p + 8, kb_first8_lanes(n - 8), v.b);
 }
 
 KV_F2(vec_avx2__kv_add, _mm256_add_ps(a, b))
@@ -17146,7 +17140,6 @@ const struct kb_vec_ops kb__vec_ops_avx2 = KV_OPS_INIT;
 #undef kv_exp_core
 #undef kv_exp_core2
 #undef kv_exp_core_neg
-#undef kv_first8
 #undef kv_fma
 #undef kv_fms
 #undef kv_fnma

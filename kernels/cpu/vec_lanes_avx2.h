@@ -56,13 +56,8 @@ KV_FN kvf kv_set(float v) {
   kvf r = {_mm256_set1_ps(v), _mm256_set1_ps(v)};
   return r;
 }
-/* Lanes below n as 32-bit all-ones masks, for vmaskmovps. */
-KV_FN __m256i kv_first8(int64_t n) {
-  int k = n < 0 ? 0 : (n > 8 ? 8 : (int)n);
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(k), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
 KV_FN kvm kv_mask_first(int64_t n) {
-  kvm r = {_mm256_castsi256_ps(kv_first8(n)), _mm256_castsi256_ps(kv_first8(n - 8))};
+  kvm r = {_mm256_castsi256_ps(kb_first8_lanes(n)), _mm256_castsi256_ps(kb_first8_lanes(n - 8))};
   return r;
 }
 KV_FN kvf kv_load(const float *p) {
@@ -70,7 +65,7 @@ KV_FN kvf kv_load(const float *p) {
   return r;
 }
 KV_FN kvf kv_load_n(const float *p, int64_t n) {
-  kvf r = {_mm256_maskload_ps(p, kv_first8(n)), _mm256_maskload_ps(p + 8, kv_first8(n - 8))};
+  kvf r = {_mm256_maskload_ps(p, kb_first8_lanes(n)), _mm256_maskload_ps(p + 8, kb_first8_lanes(n - 8))};
   return r;
 }
 /* A hint that the 64-byte line holding address p will be read soon; no
@@ -83,8 +78,8 @@ KV_FN void kv_store(float *p, kvf v) {
   _mm256_storeu_ps(p + 8, v.b);
 }
 KV_FN void kv_store_n(float *p, kvf v, int64_t n) {
-  _mm256_maskstore_ps(p, kv_first8(n), v.a);
-  _mm256_maskstore_ps(p + 8, kv_first8(n - 8), v.b);
+  _mm256_maskstore_ps(p, kb_first8_lanes(n), v.a);
+  _mm256_maskstore_ps(p + 8, kb_first8_lanes(n - 8), v.b);
 }
 
 KV_F2(kv_add, _mm256_add_ps(a, b))
