@@ -1608,6 +1608,13 @@ KB_TARGET_AVX2 static inline __m256i kb_first8_lanes(int64_t count) {
   int c = count >= 8 ? 8 : count <= 0 ? 0 : (int)count;
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(c), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
+
+/* Lanes [0, count) of a 16-lane vector as an AVX-512 mask (the masked
+ * loads and stores neither read nor write the other lanes); count is
+ * clamped to [0, 16]. */
+static inline __mmask16 kb_first16_lanes(int64_t count) {
+  return count >= 16 ? (__mmask16)0xffff : count <= 0 ? (__mmask16)0 : (__mmask16)((1u << count) - 1u);
+}
 #endif
 
 #endif /* KB_CPU_SIMD_H */
@@ -2910,6 +2917,13 @@ void kb_half_narrow(int f16, const float *src, uint16_t *dst, int64_t n);
 KB_TARGET_AVX2 static inline __m256i kb_first8_lanes(int64_t count) {
   int c = count >= 8 ? 8 : count <= 0 ? 0 : (int)count;
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(c), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+/* Lanes [0, count) of a 16-lane vector as an AVX-512 mask (the masked
+ * loads and stores neither read nor write the other lanes); count is
+ * clamped to [0, 16]. */
+static inline __mmask16 kb_first16_lanes(int64_t count) {
+  return count >= 16 ? (__mmask16)0xffff : count <= 0 ? (__mmask16)0 : (__mmask16)((1u << count) - 1u);
 }
 #endif
 
@@ -9724,7 +9738,6 @@ const struct kb_attn_ops kb__attn_ops_avx2 = {attention_avx2__softmax_block, att
 
 /* ==== kernels/cpu/attention_avx512.c ==== */
 #define attn_exp attention_avx512__attn_exp
-#define first_lanes attention_avx512__first_lanes
 #define softmax_block attention_avx512__softmax_block
 #define pv_mask attention_avx512__pv_mask
 #define pv_load attention_avx512__pv_load
@@ -9761,23 +9774,19 @@ KB_TARGET_AVX512 static inline __m512 attention_avx512__attn_exp(__m512 x) {
   return _mm512_mask_blend_ps(tiny, e, _mm512_setzero_ps());
 }
 
-static inline __mmask16 attention_avx512__first_lanes(int64_t count) {
-  return count >= 16 ? (__mmask16)0xffff : count <= 0 ? (__mmask16)0 : (__mmask16)((1u << count) - 1u);
-}
-
 KB_TARGET_AVX512 static void attention_avx512__softmax_block(const float *s, int64_t len, float m_old, float *p, float *m_new,
                                            float *sum) {
   const __m512 ninf = _mm512_set1_ps(-__builtin_inff());
   __m512 vmax = ninf;
   for (int64_t j = 0; j < len; j += 16) {
-    __m512 v = _mm512_mask_loadu_ps(ninf, attention_avx512__first_lanes(len - j), s + j);
+    __m512 v = _mm512_mask_loadu_ps(ninf, kb_first16_lanes(len - j), s + j);
     vmax = _mm512_max_ps(v, vmax); /* v > vmax ? v : vmax, as the scalar loop */
   }
   float mx = _mm512_reduce_max_ps(vmax);
   float m = m_old > mx ? m_old : mx;
   __m512 vm = _mm512_set1_ps(m), part = _mm512_setzero_ps();
   for (int64_t j = 0; j < len; j += 16) {
-    __mmask16 mask = attention_avx512__first_lanes(len - j);
+    __mmask16 mask = kb_first16_lanes(len - j);
     __m512 e = attention_avx512__attn_exp(_mm512_sub_ps(_mm512_mask_loadu_ps(ninf, mask, s + j), vm));
     _mm512_mask_storeu_ps(p + j, mask, e);
     part = _mm512_add_ps(part, e); /* lanes past len add exp(-inf) = +0 */
@@ -9790,7 +9799,7 @@ KB_TARGET_AVX512 static void attention_avx512__softmax_block(const float *s, int
   *m_new = m;
 }
 
-#define lanes attention_avx512__first_lanes
+#define lanes kb_first16_lanes
 #define PV_LOAD(mask, src) _mm512_maskz_loadu_ps((mask), (src))
 #define PV_STORE(dst, mask, x) _mm512_mask_storeu_ps((dst), (mask), (x))
 typedef __mmask16 attention_avx512__pv_mask;
@@ -9925,7 +9934,6 @@ const struct kb_attn_ops kb__attn_ops_avx512 = {attention_avx512__softmax_block,
 #undef PV_LOAD
 #undef PV_STORE
 #undef attn_exp
-#undef first_lanes
 #undef lanes
 #undef pv
 #undef pv_cols
@@ -11335,7 +11343,6 @@ const struct kb_gemm_ops kb__gemm_ops_avx2 = {MR, NR, gemm_avx2__kernel, gemm_av
 #define rows_4 gemm_avx512__rows_4
 #define rows_2 gemm_avx512__rows_2
 #define rows_1 gemm_avx512__rows_1
-#define first_lanes gemm_avx512__first_lanes
 #define tile_rows gemm_avx512__tile_rows
 #define tile_rows_narrow_f32 gemm_avx512__tile_rows_narrow_f32
 #define tile_rows_half_f32 gemm_avx512__tile_rows_half_f32
@@ -11531,10 +11538,6 @@ DEFINE_ROWS(4)
 DEFINE_ROWS(2)
 DEFINE_ROWS(1)
 
-static inline __mmask16 gemm_avx512__first_lanes(int64_t count) {
-  return count >= 16 ? (__mmask16)0xffff : count <= 0 ? (__mmask16)0 : (__mmask16)((1u << count) - 1u);
-}
-
 /* The rows of a tile, NB vectors of columns (a constant): full blocks of
  * 12 rows, then the remainder as 8 + 4 + 2 + 1 rows, so no multiply-add is
  * wasted on rows that do not exist.  The packed-A instance has constant
@@ -11652,7 +11655,7 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void gemm_avx512__
       else if (A16)
         r[l] = gemm_avx512__load_bf16_part((const uint16_t *)a + l * a_rs + p, w);
       else
-        r[l] = _mm512_maskz_loadu_ps(gemm_avx512__first_lanes(w), (const float *)a + l * a_rs + p);
+        r[l] = _mm512_maskz_loadu_ps(kb_first16_lanes(w), (const float *)a + l * a_rs + p);
     }
     transpose16(r, col);
     if (w == 16) {
@@ -11722,7 +11725,7 @@ DEFINE_TAIL(bf16, 1)
     tile_rows_half_##SUF(kc, a, a_rs, a_cs, b, b_rs, c, ldc, rows, lead, rest, first, last);                 \
     return;                                                                                                  \
   }                                                                                                          \
-  __mmask16 m0 = gemm_avx512__first_lanes(cols), m1 = gemm_avx512__first_lanes(cols - 16);                                             \
+  __mmask16 m0 = kb_first16_lanes(cols), m1 = kb_first16_lanes(cols - 16);                                             \
   int full = cols == NR;                                                                                     \
   if (cols <= 16)                                                                                            \
     tile_rows_narrow_##SUF(kc, a, a_rs, a_cs, b, b_rs, c, ldc, rows, m0, first, last);                       \
@@ -11749,7 +11752,7 @@ KB_TARGET_AVX512 static void gemm_avx512__kernel_bf16a(int64_t kc, const uint16_
 /* Loads the 16 x w block (w <= 16 columns from p) of `rows` rows starting at
  * src (row stride ld); missing rows and columns read as zero. */
 KB_TARGET_AVX512 __attribute__((always_inline)) static inline void gemm_avx512__load_block(const float *src, int64_t ld, int64_t rows, int64_t w, __m512 r[16]) {
-  __mmask16 mask = gemm_avx512__first_lanes(w);
+  __mmask16 mask = kb_first16_lanes(w);
   _Pragma("GCC unroll 16")
   for (int l = 0; l < 16; l++) r[l] = l < rows ? _mm512_maskz_loadu_ps(mask, src + l * ld) : _mm512_setzero_ps();
 }
@@ -11801,7 +11804,7 @@ KB_TARGET_AVX512 static void gemm_avx512__gemv_axpy(int64_t k, int64_t n, const 
         }
       } else {
         for (int v = 0; v < 4; v++) {
-          __mmask16 mk = gemm_avx512__first_lanes(n - j - 16 * v);
+          __mmask16 mk = kb_first16_lanes(n - j - 16 * v);
           acc[v] = p0 == 0 ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(mk, y + j + 16 * v);
           for (int i = 0; i < rows; i++)
             acc[v] = _mm512_fmadd_ps(xv[i], _mm512_maskz_loadu_ps(mk, r[i] + j + 16 * v), acc[v]);
@@ -11841,7 +11844,7 @@ KB_TARGET_AVX512 static void gemm_avx512__gemv_dot(int64_t k, int64_t n, const f
         for (int64_t q = 0; q < w; q++) acc = _mm512_fmadd_ps(_mm512_set1_ps(x[p + q]), c[q], acc);
       }
     }
-    _mm512_mask_storeu_ps(y + j0, gemm_avx512__first_lanes(rows), acc);
+    _mm512_mask_storeu_ps(y + j0, kb_first16_lanes(rows), acc);
   }
 }
 
@@ -11850,7 +11853,7 @@ KB_TARGET_AVX512 static void gemm_avx512__transpose(int64_t rows, int64_t cols, 
                                        int64_t ldd) {
   for (int64_t i0 = 0; i0 < rows; i0 += 16) {
     int64_t h = rows - i0 < 16 ? rows - i0 : 16;
-    __mmask16 keep = gemm_avx512__first_lanes(h);
+    __mmask16 keep = kb_first16_lanes(h);
     for (int64_t j0 = 0; j0 < cols; j0 += 16) {
       int64_t w = cols - j0 < 16 ? cols - j0 : 16;
       __m512 r[16], col[16];
@@ -11884,7 +11887,6 @@ const struct kb_gemm_ops kb__gemm_ops_avx512 = {MR, NR, gemm_avx512__kernel, gem
 #undef SMALL_DOT_ROWS_HALF
 #undef TAIL_COLS
 #undef bf16_at
-#undef first_lanes
 #undef gemv_axpy
 #undef gemv_dot
 #undef kernel
@@ -12821,7 +12823,6 @@ const struct kb_gemm_ops kb__gemm_ops_scalar = {MR, NR, gemm_scalar__kernel, gem
 #undef transpose
 
 /* ==== kernels/cpu/gemm_small_avx2.c ==== */
-#define first_lanes gemm_small_avx2__first_lanes
 #define load8 gemm_small_avx2__load8
 #define load_part gemm_small_avx2__load_part
 #define tile gemm_small_avx2__tile
@@ -12846,12 +12847,6 @@ const struct kb_gemm_ops kb__gemm_ops_scalar = {MR, NR, gemm_scalar__kernel, gem
 
 #define KB_SMALL_AXPY_AHEAD 8
 
-KB_TARGET_AVX2 static inline __m256i gemm_small_avx2__first_lanes(int64_t count) {
-  const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  int32_t c = count > 8 ? 8 : count < 0 ? 0 : (int32_t)count;
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(c), idx);
-}
-
 /* 8 elements of B from src (storage type BDT), widened to float32. */
 KB_TARGET_AVX2 __attribute__((always_inline)) static inline __m256 gemm_small_avx2__load8(const int BDT, const void *src) {
   if (BDT == KB_GEMM_F32) return _mm256_loadu_ps(src);
@@ -12862,7 +12857,7 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline __m256 gemm_small_av
 
 /* The first w < 8 elements of B from src, the rest zero (no read past them). */
 KB_TARGET_AVX2 static __m256 gemm_small_avx2__load_part(const int BDT, const void *src, int64_t w) {
-  if (BDT == KB_GEMM_F32) return _mm256_maskload_ps(src, gemm_small_avx2__first_lanes(w));
+  if (BDT == KB_GEMM_F32) return _mm256_maskload_ps(src, kb_first8_lanes(w));
   uint16_t t[8] = {0};
   for (int64_t q = 0; q < w; q++) t[q] = ((const uint16_t *)src)[q];
   return gemm_small_avx2__load8(BDT, t);
@@ -12928,8 +12923,8 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline void gemm_small_avx2
     }
   }
   for (int i = 0; i < M; i++) {
-    _mm256_maskstore_ps(c + i * ldc + j0, gemm_small_avx2__first_lanes(rows), acc0[i]);
-    if (rows2 > 0) _mm256_maskstore_ps(c + i * ldc + j0 + 8, gemm_small_avx2__first_lanes(rows2), acc1[i]);
+    _mm256_maskstore_ps(c + i * ldc + j0, kb_first8_lanes(rows), acc0[i]);
+    if (rows2 > 0) _mm256_maskstore_ps(c + i * ldc + j0 + 8, kb_first8_lanes(rows2), acc1[i]);
   }
 }
 
@@ -12975,7 +12970,7 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline void gemm_small_avx2
                                                                          float *dst) {
   int64_t j = 0;
   for (; j + 8 <= n; j += 8) _mm256_storeu_ps(dst + j, gemm_small_avx2__load8(BDT, src + j));
-  if (j < n) _mm256_maskstore_ps(dst + j, gemm_small_avx2__first_lanes(n - j), gemm_small_avx2__load_part(BDT, src + j, n - j));
+  if (j < n) _mm256_maskstore_ps(dst + j, kb_first8_lanes(n - j), gemm_small_avx2__load_part(BDT, src + j, n - j));
 }
 
 /* kb_gemm_widen_fn. */
@@ -13041,7 +13036,7 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline void gemm_small_avx2
   for (int i = 0; i < M; i++)
     for (int v = 0; v < V; v++) {
       int64_t left = width - 8 * v;
-      if (left > 0) _mm256_maskstore_ps(c + i * ldc + j0 + 8 * v, gemm_small_avx2__first_lanes(left), acc[i][v]);
+      if (left > 0) _mm256_maskstore_ps(c + i * ldc + j0 + 8 * v, kb_first8_lanes(left), acc[i][v]);
     }
 }
 
@@ -13089,14 +13084,12 @@ KB_TARGET_AVX2 void kb__gemm_small_axpy_avx2(int bdt, int64_t m, int64_t n, int6
 #undef axpy_m
 #undef dot_blocks
 #undef dot_m
-#undef first_lanes
 #undef load8
 #undef load_part
 #undef tile
 #undef widen_row
 
 /* ==== kernels/cpu/gemm_small_avx512.c ==== */
-#define first_lanes gemm_small_avx512__first_lanes
 #define load16 gemm_small_avx512__load16
 #define load_part gemm_small_avx512__load_part
 #define tile_f32_full gemm_small_avx512__tile_f32_full
@@ -13133,10 +13126,6 @@ KB_TARGET_AVX2 void kb__gemm_small_axpy_avx2(int bdt, int64_t m, int64_t n, int6
 /* Rows of B ahead of the current one that small_axpy prefetches. */
 #define KB_SMALL_AXPY_AHEAD 8
 
-KB_TARGET_AVX512 static inline __mmask16 gemm_small_avx512__first_lanes(int64_t count) {
-  return count >= 16 ? (__mmask16)0xffff : count <= 0 ? (__mmask16)0 : (__mmask16)((1u << count) - 1u);
-}
-
 /* 16 elements of B from src (storage type BDT), widened to float32. */
 KB_TARGET_AVX512 __attribute__((always_inline)) static inline __m512 gemm_small_avx512__load16(const int BDT, const void *src) {
   if (BDT == KB_GEMM_F32) return _mm512_loadu_ps(src);
@@ -13147,7 +13136,7 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline __m512 gemm_small_
 
 /* The first w < 16 elements of B from src, the rest zero (no read past them). */
 KB_TARGET_AVX512 static __m512 gemm_small_avx512__load_part(const int BDT, const void *src, int64_t w) {
-  if (BDT == KB_GEMM_F32) return _mm512_maskz_loadu_ps(gemm_small_avx512__first_lanes(w), src);
+  if (BDT == KB_GEMM_F32) return _mm512_maskz_loadu_ps(kb_first16_lanes(w), src);
   uint16_t t[16] = {0};
   for (int64_t q = 0; q < w; q++) t[q] = ((const uint16_t *)src)[q];
   return gemm_small_avx512__load16(BDT, t);
@@ -13329,8 +13318,8 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void gemm_small_av
     }
   }
   for (int i = 0; i < M; i++) {
-    _mm512_mask_storeu_ps(c + i * ldc + j0, gemm_small_avx512__first_lanes(rows), acc0[i]);
-    if (rows2 > 0) _mm512_mask_storeu_ps(c + i * ldc + j0 + 16, gemm_small_avx512__first_lanes(rows2), acc1[i]);
+    _mm512_mask_storeu_ps(c + i * ldc + j0, kb_first16_lanes(rows), acc0[i]);
+    if (rows2 > 0) _mm512_mask_storeu_ps(c + i * ldc + j0 + 16, kb_first16_lanes(rows2), acc1[i]);
   }
 }
 
@@ -13386,7 +13375,7 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void gemm_small_av
                                                                            const uint16_t *src, float *dst) {
   int64_t j = 0;
   for (; j + 16 <= n; j += 16) _mm512_storeu_ps(dst + j, gemm_small_avx512__load16(BDT, src + j));
-  if (j < n) _mm512_mask_storeu_ps(dst + j, gemm_small_avx512__first_lanes(n - j), gemm_small_avx512__load_part(BDT, src + j, n - j));
+  if (j < n) _mm512_mask_storeu_ps(dst + j, kb_first16_lanes(n - j), gemm_small_avx512__load_part(BDT, src + j, n - j));
 }
 
 /* kb_gemm_widen_fn. */
@@ -13454,7 +13443,7 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void gemm_small_av
   for (int i = 0; i < M; i++)
     for (int v = 0; v < V; v++) {
       int64_t left = width - 16 * v;
-      if (left > 0) _mm512_mask_storeu_ps(c + i * ldc + j0 + 16 * v, gemm_small_avx512__first_lanes(left), acc[i][v]);
+      if (left > 0) _mm512_mask_storeu_ps(c + i * ldc + j0 + 16 * v, kb_first16_lanes(left), acc[i][v]);
     }
 }
 
@@ -13507,7 +13496,6 @@ KB_TARGET_AVX512 void kb__gemm_small_axpy_avx512(int bdt, int64_t m, int64_t n, 
 #undef axpy_m
 #undef dot_blocks
 #undef dot_m
-#undef first_lanes
 #undef load16
 #undef load_part
 #undef tile

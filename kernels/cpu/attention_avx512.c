@@ -30,23 +30,19 @@ KB_TARGET_AVX512 static inline __m512 attn_exp(__m512 x) {
   return _mm512_mask_blend_ps(tiny, e, _mm512_setzero_ps());
 }
 
-static inline __mmask16 first_lanes(int64_t count) {
-  return count >= 16 ? (__mmask16)0xffff : count <= 0 ? (__mmask16)0 : (__mmask16)((1u << count) - 1u);
-}
-
 KB_TARGET_AVX512 static void softmax_block(const float *s, int64_t len, float m_old, float *p, float *m_new,
                                            float *sum) {
   const __m512 ninf = _mm512_set1_ps(-__builtin_inff());
   __m512 vmax = ninf;
   for (int64_t j = 0; j < len; j += 16) {
-    __m512 v = _mm512_mask_loadu_ps(ninf, first_lanes(len - j), s + j);
+    __m512 v = _mm512_mask_loadu_ps(ninf, kb_first16_lanes(len - j), s + j);
     vmax = _mm512_max_ps(v, vmax); /* v > vmax ? v : vmax, as the scalar loop */
   }
   float mx = _mm512_reduce_max_ps(vmax);
   float m = m_old > mx ? m_old : mx;
   __m512 vm = _mm512_set1_ps(m), part = _mm512_setzero_ps();
   for (int64_t j = 0; j < len; j += 16) {
-    __mmask16 mask = first_lanes(len - j);
+    __mmask16 mask = kb_first16_lanes(len - j);
     __m512 e = attn_exp(_mm512_sub_ps(_mm512_mask_loadu_ps(ninf, mask, s + j), vm));
     _mm512_mask_storeu_ps(p + j, mask, e);
     part = _mm512_add_ps(part, e); /* lanes past len add exp(-inf) = +0 */
@@ -59,7 +55,7 @@ KB_TARGET_AVX512 static void softmax_block(const float *s, int64_t len, float m_
   *m_new = m;
 }
 
-#define lanes first_lanes
+#define lanes kb_first16_lanes
 #define PV_LOAD(mask, src) _mm512_maskz_loadu_ps((mask), (src))
 #define PV_STORE(dst, mask, x) _mm512_mask_storeu_ps((dst), (mask), (x))
 typedef __mmask16 pv_mask;

@@ -180,10 +180,6 @@ DEFINE_ROWS(4)
 DEFINE_ROWS(2)
 DEFINE_ROWS(1)
 
-static inline __mmask16 first_lanes(int64_t count) {
-  return count >= 16 ? (__mmask16)0xffff : count <= 0 ? (__mmask16)0 : (__mmask16)((1u << count) - 1u);
-}
-
 /* The rows of a tile, NB vectors of columns (a constant): full blocks of
  * 12 rows, then the remainder as 8 + 4 + 2 + 1 rows, so no multiply-add is
  * wasted on rows that do not exist.  The packed-A instance has constant
@@ -301,7 +297,7 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void tail_cols(con
       else if (A16)
         r[l] = load_bf16_part((const uint16_t *)a + l * a_rs + p, w);
       else
-        r[l] = _mm512_maskz_loadu_ps(first_lanes(w), (const float *)a + l * a_rs + p);
+        r[l] = _mm512_maskz_loadu_ps(kb_first16_lanes(w), (const float *)a + l * a_rs + p);
     }
     transpose16(r, col);
     if (w == 16) {
@@ -371,7 +367,7 @@ DEFINE_TAIL(bf16, 1)
     tile_rows_half_##SUF(kc, a, a_rs, a_cs, b, b_rs, c, ldc, rows, lead, rest, first, last);                 \
     return;                                                                                                  \
   }                                                                                                          \
-  __mmask16 m0 = first_lanes(cols), m1 = first_lanes(cols - 16);                                             \
+  __mmask16 m0 = kb_first16_lanes(cols), m1 = kb_first16_lanes(cols - 16);                                             \
   int full = cols == NR;                                                                                     \
   if (cols <= 16)                                                                                            \
     tile_rows_narrow_##SUF(kc, a, a_rs, a_cs, b, b_rs, c, ldc, rows, m0, first, last);                       \
@@ -398,7 +394,7 @@ KB_TARGET_AVX512 static void kernel_bf16a(int64_t kc, const uint16_t *a, int64_t
 /* Loads the 16 x w block (w <= 16 columns from p) of `rows` rows starting at
  * src (row stride ld); missing rows and columns read as zero. */
 KB_TARGET_AVX512 __attribute__((always_inline)) static inline void load_block(const float *src, int64_t ld, int64_t rows, int64_t w, __m512 r[16]) {
-  __mmask16 mask = first_lanes(w);
+  __mmask16 mask = kb_first16_lanes(w);
   _Pragma("GCC unroll 16")
   for (int l = 0; l < 16; l++) r[l] = l < rows ? _mm512_maskz_loadu_ps(mask, src + l * ld) : _mm512_setzero_ps();
 }
@@ -450,7 +446,7 @@ KB_TARGET_AVX512 static void gemv_axpy(int64_t k, int64_t n, const float *x, con
         }
       } else {
         for (int v = 0; v < 4; v++) {
-          __mmask16 mk = first_lanes(n - j - 16 * v);
+          __mmask16 mk = kb_first16_lanes(n - j - 16 * v);
           acc[v] = p0 == 0 ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(mk, y + j + 16 * v);
           for (int i = 0; i < rows; i++)
             acc[v] = _mm512_fmadd_ps(xv[i], _mm512_maskz_loadu_ps(mk, r[i] + j + 16 * v), acc[v]);
@@ -490,7 +486,7 @@ KB_TARGET_AVX512 static void gemv_dot(int64_t k, int64_t n, const float *x, cons
         for (int64_t q = 0; q < w; q++) acc = _mm512_fmadd_ps(_mm512_set1_ps(x[p + q]), c[q], acc);
       }
     }
-    _mm512_mask_storeu_ps(y + j0, first_lanes(rows), acc);
+    _mm512_mask_storeu_ps(y + j0, kb_first16_lanes(rows), acc);
   }
 }
 
@@ -499,7 +495,7 @@ KB_TARGET_AVX512 static void transpose(int64_t rows, int64_t cols, const float *
                                        int64_t ldd) {
   for (int64_t i0 = 0; i0 < rows; i0 += 16) {
     int64_t h = rows - i0 < 16 ? rows - i0 : 16;
-    __mmask16 keep = first_lanes(h);
+    __mmask16 keep = kb_first16_lanes(h);
     for (int64_t j0 = 0; j0 < cols; j0 += 16) {
       int64_t w = cols - j0 < 16 ? cols - j0 : 16;
       __m512 r[16], col[16];

@@ -17,12 +17,6 @@
 
 #define KB_SMALL_AXPY_AHEAD 8
 
-KB_TARGET_AVX2 static inline __m256i first_lanes(int64_t count) {
-  const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  int32_t c = count > 8 ? 8 : count < 0 ? 0 : (int32_t)count;
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(c), idx);
-}
-
 /* 8 elements of B from src (storage type BDT), widened to float32. */
 KB_TARGET_AVX2 __attribute__((always_inline)) static inline __m256 load8(const int BDT, const void *src) {
   if (BDT == KB_GEMM_F32) return _mm256_loadu_ps(src);
@@ -33,7 +27,7 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline __m256 load8(const i
 
 /* The first w < 8 elements of B from src, the rest zero (no read past them). */
 KB_TARGET_AVX2 static __m256 load_part(const int BDT, const void *src, int64_t w) {
-  if (BDT == KB_GEMM_F32) return _mm256_maskload_ps(src, first_lanes(w));
+  if (BDT == KB_GEMM_F32) return _mm256_maskload_ps(src, kb_first8_lanes(w));
   uint16_t t[8] = {0};
   for (int64_t q = 0; q < w; q++) t[q] = ((const uint16_t *)src)[q];
   return load8(BDT, t);
@@ -99,8 +93,8 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline void dot_blocks(cons
     }
   }
   for (int i = 0; i < M; i++) {
-    _mm256_maskstore_ps(c + i * ldc + j0, first_lanes(rows), acc0[i]);
-    if (rows2 > 0) _mm256_maskstore_ps(c + i * ldc + j0 + 8, first_lanes(rows2), acc1[i]);
+    _mm256_maskstore_ps(c + i * ldc + j0, kb_first8_lanes(rows), acc0[i]);
+    if (rows2 > 0) _mm256_maskstore_ps(c + i * ldc + j0 + 8, kb_first8_lanes(rows2), acc1[i]);
   }
 }
 
@@ -146,7 +140,7 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline void widen_row(const
                                                                          float *dst) {
   int64_t j = 0;
   for (; j + 8 <= n; j += 8) _mm256_storeu_ps(dst + j, load8(BDT, src + j));
-  if (j < n) _mm256_maskstore_ps(dst + j, first_lanes(n - j), load_part(BDT, src + j, n - j));
+  if (j < n) _mm256_maskstore_ps(dst + j, kb_first8_lanes(n - j), load_part(BDT, src + j, n - j));
 }
 
 /* kb_gemm_widen_fn. */
@@ -212,7 +206,7 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline void axpy_chunk(cons
   for (int i = 0; i < M; i++)
     for (int v = 0; v < V; v++) {
       int64_t left = width - 8 * v;
-      if (left > 0) _mm256_maskstore_ps(c + i * ldc + j0 + 8 * v, first_lanes(left), acc[i][v]);
+      if (left > 0) _mm256_maskstore_ps(c + i * ldc + j0 + 8 * v, kb_first8_lanes(left), acc[i][v]);
     }
 }
 

@@ -27,10 +27,6 @@
 /* Rows of B ahead of the current one that small_axpy prefetches. */
 #define KB_SMALL_AXPY_AHEAD 8
 
-KB_TARGET_AVX512 static inline __mmask16 first_lanes(int64_t count) {
-  return count >= 16 ? (__mmask16)0xffff : count <= 0 ? (__mmask16)0 : (__mmask16)((1u << count) - 1u);
-}
-
 /* 16 elements of B from src (storage type BDT), widened to float32. */
 KB_TARGET_AVX512 __attribute__((always_inline)) static inline __m512 load16(const int BDT, const void *src) {
   if (BDT == KB_GEMM_F32) return _mm512_loadu_ps(src);
@@ -41,7 +37,7 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline __m512 load16(cons
 
 /* The first w < 16 elements of B from src, the rest zero (no read past them). */
 KB_TARGET_AVX512 static __m512 load_part(const int BDT, const void *src, int64_t w) {
-  if (BDT == KB_GEMM_F32) return _mm512_maskz_loadu_ps(first_lanes(w), src);
+  if (BDT == KB_GEMM_F32) return _mm512_maskz_loadu_ps(kb_first16_lanes(w), src);
   uint16_t t[16] = {0};
   for (int64_t q = 0; q < w; q++) t[q] = ((const uint16_t *)src)[q];
   return load16(BDT, t);
@@ -223,8 +219,8 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void dot_blocks(co
     }
   }
   for (int i = 0; i < M; i++) {
-    _mm512_mask_storeu_ps(c + i * ldc + j0, first_lanes(rows), acc0[i]);
-    if (rows2 > 0) _mm512_mask_storeu_ps(c + i * ldc + j0 + 16, first_lanes(rows2), acc1[i]);
+    _mm512_mask_storeu_ps(c + i * ldc + j0, kb_first16_lanes(rows), acc0[i]);
+    if (rows2 > 0) _mm512_mask_storeu_ps(c + i * ldc + j0 + 16, kb_first16_lanes(rows2), acc1[i]);
   }
 }
 
@@ -280,7 +276,7 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void widen_row(con
                                                                            const uint16_t *src, float *dst) {
   int64_t j = 0;
   for (; j + 16 <= n; j += 16) _mm512_storeu_ps(dst + j, load16(BDT, src + j));
-  if (j < n) _mm512_mask_storeu_ps(dst + j, first_lanes(n - j), load_part(BDT, src + j, n - j));
+  if (j < n) _mm512_mask_storeu_ps(dst + j, kb_first16_lanes(n - j), load_part(BDT, src + j, n - j));
 }
 
 /* kb_gemm_widen_fn. */
@@ -348,7 +344,7 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void axpy_chunk(co
   for (int i = 0; i < M; i++)
     for (int v = 0; v < V; v++) {
       int64_t left = width - 16 * v;
-      if (left > 0) _mm512_mask_storeu_ps(c + i * ldc + j0 + 16 * v, first_lanes(left), acc[i][v]);
+      if (left > 0) _mm512_mask_storeu_ps(c + i * ldc + j0 + 16 * v, kb_first16_lanes(left), acc[i][v]);
     }
 }
 

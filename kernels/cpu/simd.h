@@ -54,6 +54,13 @@ KB_TARGET_AVX2 static inline __m256i kb_first8_lanes(int64_t count) {
   int c = count >= 8 ? 8 : count <= 0 ? 0 : (int)count;
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(c), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
+
+/* Lanes [0, count) of a 16-lane vector as an AVX-512 mask (the masked
+ * loads and stores neither read nor write the other lanes); count is
+ * clamped to [0, 16]. */
+static inline __mmask16 kb_first16_lanes(int64_t count) {
+  return count >= 16 ? (__mmask16)0xffff : count <= 0 ? (__mmask16)0 : (__mmask16)((1u << count) - 1u);
+}
 #endif
 
 #endif /* KB_CPU_SIMD_H */
