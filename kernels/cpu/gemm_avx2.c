@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "gemm_kernels.h"
+#include "gemm_load.h"
 #include "gemm_small_prefetch.h"
 #include "gemm_transpose.h"
 #include "simd.h"
@@ -132,20 +133,6 @@ DEFINE_ROWS(1)
  * increasing: every element the contract's fma chain (the two factors of
  * each product swapped, which changes no bit), started and finished as
  * the contract says. */
-/* w <= 8 bfloat16 values from src widened (the rest zero; nothing past
- * them read). */
-KB_TARGET_AVX2 __attribute__((always_inline)) static inline __m256 load_bf16_part(const uint16_t *src, int64_t w) {
-  __m128i h;
-  if (w == 8) {
-    h = _mm_loadu_si128((const __m128i *)src);
-  } else {
-    uint16_t t[8] = {0};
-    memcpy(t, src, (size_t)w * sizeof *src);
-    h = _mm_loadu_si128((const __m128i *)t);
-  }
-  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
-}
-
 KB_TARGET_AVX2 __attribute__((always_inline)) static inline void tail_cols(const int C, const int A16, int64_t kc,
                                                                          const void *a, int64_t a_rs,
                                                                          const float *b, int64_t b_rs, float *c,
@@ -165,7 +152,8 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline void tail_cols(const
       if (l >= rows)
         r[l] = _mm256_setzero_ps();
       else if (A16)
-        r[l] = load_bf16_part((const uint16_t *)a + l * a_rs + p, w);
+        r[l] = w == 8 ? kb_gemm_load8(KB_GEMM_BF16, (const uint16_t *)a + l * a_rs + p)
+                      : kb_gemm_load8_part(KB_GEMM_BF16, (const uint16_t *)a + l * a_rs + p, w);
       else
         r[l] = _mm256_maskload_ps((const float *)a + l * a_rs + p, mask);
     }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "gemm_kernels.h"
+#include "gemm_load.h"
 #include "gemm_small_prefetch.h"
 #include "gemm_transpose.h"
 #include "simd.h"
@@ -263,20 +264,6 @@ DEFINE_TILE_EDGES(bf16, 1, uint16_t)
  * the same fma chain as in the row-broadcast tile (the two factors of each
  * product swapped, which changes no bit), started and finished as the
  * contract says. */
-/* w <= 16 bfloat16 values from src widened (the rest zero; nothing past
- * them read). */
-KB_TARGET_AVX512 __attribute__((always_inline)) static inline __m512 load_bf16_part(const uint16_t *src, int64_t w) {
-  __m256i h;
-  if (w == 16) {
-    h = _mm256_loadu_si256((const __m256i *)src);
-  } else {
-    uint16_t t[16] = {0};
-    memcpy(t, src, (size_t)w * sizeof *src);
-    h = _mm256_loadu_si256((const __m256i *)t);
-  }
-  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
-}
-
 KB_TARGET_AVX512 __attribute__((always_inline)) static inline void tail_cols(const int C, const int A16, int64_t kc,
                                                                            const void *a, int64_t a_rs,
                                                                            const float *b, int64_t b_rs, float *c,
@@ -295,7 +282,8 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void tail_cols(con
       if (l >= rows)
         r[l] = _mm512_setzero_ps();
       else if (A16)
-        r[l] = load_bf16_part((const uint16_t *)a + l * a_rs + p, w);
+        r[l] = w == 16 ? kb_gemm_load16(KB_GEMM_BF16, (const uint16_t *)a + l * a_rs + p)
+                       : kb_gemm_load16_part(KB_GEMM_BF16, (const uint16_t *)a + l * a_rs + p, w);
       else
         r[l] = _mm512_maskz_loadu_ps(kb_first16_lanes(w), (const float *)a + l * a_rs + p);
     }

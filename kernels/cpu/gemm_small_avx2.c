@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "gemm_kernels.h"
+#include "gemm_load.h"
 #include "gemm_small_prefetch.h"
 #include "gemm_transpose.h"
 #include "simd.h"
@@ -17,31 +18,15 @@
 
 #define KB_SMALL_AXPY_AHEAD 8
 
-/* 8 elements of B from src (storage type BDT), widened to float32. */
-KB_TARGET_AVX2 __attribute__((always_inline)) static inline __m256 load8(const int BDT, const void *src) {
-  if (BDT == KB_GEMM_F32) return _mm256_loadu_ps(src);
-  __m128i h = _mm_loadu_si128((const __m128i *)src);
-  if (BDT == KB_GEMM_F16) return _mm256_cvtph_ps(h);
-  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
-}
-
-/* The first w < 8 elements of B from src, the rest zero (no read past them). */
-KB_TARGET_AVX2 static __m256 load_part(const int BDT, const void *src, int64_t w) {
-  if (BDT == KB_GEMM_F32) return _mm256_maskload_ps(src, kb_first8_lanes(w));
-  uint16_t t[8] = {0};
-  for (int64_t q = 0; q < w; q++) t[q] = ((const uint16_t *)src)[q];
-  return load8(BDT, t);
-}
-
 /* col[q] = B(j0 + l, p + q) in lane l for `rows` rows and w <= 8 steps. */
 KB_TARGET_AVX2 __attribute__((always_inline)) static inline void tile(const int BDT, const char *row0, int64_t ld_bytes,
                                                                     int64_t rows, int64_t w, __m256 col[8]) {
   __m256 r[8];
   if (rows == 8 && w == 8) {
-    _Pragma("GCC unroll 8") for (int l = 0; l < 8; l++) r[l] = load8(BDT, row0 + l * ld_bytes);
+    _Pragma("GCC unroll 8") for (int l = 0; l < 8; l++) r[l] = kb_gemm_load8(BDT, row0 + l * ld_bytes);
   } else {
     for (int l = 0; l < 8; l++)
-      r[l] = l >= rows ? _mm256_setzero_ps() : w == 8 ? load8(BDT, row0 + l * ld_bytes) : load_part(BDT, row0 + l * ld_bytes, w);
+      r[l] = l >= rows ? _mm256_setzero_ps() : w == 8 ? kb_gemm_load8(BDT, row0 + l * ld_bytes) : kb_gemm_load8_part(BDT, row0 + l * ld_bytes, w);
   }
   transpose8(r, col);
 }
@@ -135,12 +120,12 @@ KB_TARGET_AVX2 void kb__gemm_small_dot_avx2(int bdt, int64_t m, int64_t n, int64
 
 /* ---- packing 16-bit B for the blocked path ---- */
 
-/* A row of BDT values widened: 8 per load, the rest through load_part. */
+/* A row of BDT values widened: 8 per load, the rest through kb_gemm_load8_part. */
 KB_TARGET_AVX2 __attribute__((always_inline)) static inline void widen_row(const int BDT, int64_t n, const uint16_t *src,
                                                                          float *dst) {
   int64_t j = 0;
-  for (; j + 8 <= n; j += 8) _mm256_storeu_ps(dst + j, load8(BDT, src + j));
-  if (j < n) _mm256_maskstore_ps(dst + j, kb_first8_lanes(n - j), load_part(BDT, src + j, n - j));
+  for (; j + 8 <= n; j += 8) _mm256_storeu_ps(dst + j, kb_gemm_load8(BDT, src + j));
+  if (j < n) _mm256_maskstore_ps(dst + j, kb_first8_lanes(n - j), kb_gemm_load8_part(BDT, src + j, n - j));
 }
 
 /* kb_gemm_widen_fn. */
@@ -196,7 +181,7 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline void axpy_chunk(cons
     __m256 w[4];
     for (int v = 0; v < V; v++) {
       int64_t left = width - 8 * v;
-      w[v] = full || left >= 8 ? load8(BDT, row + v * 8 * esize) : load_part(BDT, row + v * 8 * esize, left);
+      w[v] = full || left >= 8 ? kb_gemm_load8(BDT, row + v * 8 * esize) : kb_gemm_load8_part(BDT, row + v * 8 * esize, left);
     }
     _Pragma("GCC unroll 16") for (int i = 0; i < M; i++) {
       __m256 ai = _mm256_set1_ps(a[i * lda + p]);

@@ -18,6 +18,7 @@
 #include <stdbool.h>
 
 #include "gemm_kernels.h"
+#include "gemm_load.h"
 #include "gemm_small_prefetch.h"
 #include "gemm_transpose.h"
 #include "simd.h"
@@ -26,22 +27,6 @@
 
 /* Rows of B ahead of the current one that small_axpy prefetches. */
 #define KB_SMALL_AXPY_AHEAD 8
-
-/* 16 elements of B from src (storage type BDT), widened to float32. */
-KB_TARGET_AVX512 __attribute__((always_inline)) static inline __m512 load16(const int BDT, const void *src) {
-  if (BDT == KB_GEMM_F32) return _mm512_loadu_ps(src);
-  __m256i h = _mm256_loadu_si256((const __m256i *)src);
-  if (BDT == KB_GEMM_F16) return _mm512_cvtph_ps(h);
-  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
-}
-
-/* The first w < 16 elements of B from src, the rest zero (no read past them). */
-KB_TARGET_AVX512 static __m512 load_part(const int BDT, const void *src, int64_t w) {
-  if (BDT == KB_GEMM_F32) return _mm512_maskz_loadu_ps(kb_first16_lanes(w), src);
-  uint16_t t[16] = {0};
-  for (int64_t q = 0; q < w; q++) t[q] = ((const uint16_t *)src)[q];
-  return load16(BDT, t);
-}
 
 /* transpose16's result for a whole float32 tile (16 rows of 16 floats from
  * row0, rows ld_bytes apart), with a quarter of its shuffles moved to the
@@ -98,10 +83,10 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void tile(const in
     return;
   }
   if (rows == 16 && w == 16) {
-    _Pragma("GCC unroll 16") for (int l = 0; l < 16; l++) r[l] = load16(BDT, row0 + l * ld_bytes);
+    _Pragma("GCC unroll 16") for (int l = 0; l < 16; l++) r[l] = kb_gemm_load16(BDT, row0 + l * ld_bytes);
   } else {
     for (int l = 0; l < 16; l++)
-      r[l] = l >= rows ? _mm512_setzero_ps() : w == 16 ? load16(BDT, row0 + l * ld_bytes) : load_part(BDT, row0 + l * ld_bytes, w);
+      r[l] = l >= rows ? _mm512_setzero_ps() : w == 16 ? kb_gemm_load16(BDT, row0 + l * ld_bytes) : kb_gemm_load16_part(BDT, row0 + l * ld_bytes, w);
   }
   transpose16(r, col);
 }
@@ -271,12 +256,12 @@ KB_TARGET_AVX512 void kb__gemm_small_dot_avx512(int bdt, int64_t m, int64_t n, i
 
 /* ---- packing 16-bit B for the blocked path ---- */
 
-/* A row of BDT values widened: 16 per load, the rest through load_part. */
+/* A row of BDT values widened: 16 per load, the rest through kb_gemm_load16_part. */
 KB_TARGET_AVX512 __attribute__((always_inline)) static inline void widen_row(const int BDT, int64_t n,
                                                                            const uint16_t *src, float *dst) {
   int64_t j = 0;
-  for (; j + 16 <= n; j += 16) _mm512_storeu_ps(dst + j, load16(BDT, src + j));
-  if (j < n) _mm512_mask_storeu_ps(dst + j, kb_first16_lanes(n - j), load_part(BDT, src + j, n - j));
+  for (; j + 16 <= n; j += 16) _mm512_storeu_ps(dst + j, kb_gemm_load16(BDT, src + j));
+  if (j < n) _mm512_mask_storeu_ps(dst + j, kb_first16_lanes(n - j), kb_gemm_load16_part(BDT, src + j, n - j));
 }
 
 /* kb_gemm_widen_fn. */
@@ -334,7 +319,7 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void axpy_chunk(co
     __m512 w[4];
     for (int v = 0; v < V; v++) {
       int64_t left = width - 16 * v;
-      w[v] = full || left >= 16 ? load16(BDT, row + v * 16 * esize) : load_part(BDT, row + v * 16 * esize, left);
+      w[v] = full || left >= 16 ? kb_gemm_load16(BDT, row + v * 16 * esize) : kb_gemm_load16_part(BDT, row + v * 16 * esize, left);
     }
     _Pragma("GCC unroll 16") for (int i = 0; i < M; i++) {
       __m512 ai = _mm512_set1_ps(a[i * lda + p]);

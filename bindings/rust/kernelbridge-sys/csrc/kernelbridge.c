@@ -1735,6 +1735,53 @@ kb_status kb__gemm_run(kb_context *ctx, const char *fn, int dt, int dt_b, bool t
                        float beta, void *c, int64_t ldc, const struct kb_linear_epilogue *lin);
 
 #endif /* KB_CPU_GEMM_ENGINE_H */
+/* ---- kernels/cpu/gemm_load.h ---- */
+/* gemm_load.h - a vector of elements stored as float32, float16 or
+ * bfloat16 (KB_GEMM_*), widened exactly to float32 as it is loaded: 8 lanes
+ * on avx2, 16 on avx512.  Shared by the small-m products (gemm_small_<level>.c,
+ * B's rows) and the blocked tiles (gemm_<level>.c, bfloat16 weights read in
+ * place in tail()).  Exact conversions, no arithmetic: every level's bits. */
+#ifndef KB_CPU_GEMM_LOAD_H
+#define KB_CPU_GEMM_LOAD_H
+
+
+#if KB_HAVE_X86_SIMD
+
+/* 8 elements from src (storage type BDT), widened to float32. */
+KB_TARGET_AVX2 __attribute__((always_inline)) static inline __m256 kb_gemm_load8(const int BDT, const void *src) {
+  if (BDT == KB_GEMM_F32) return _mm256_loadu_ps(src);
+  __m128i h = _mm_loadu_si128((const __m128i *)src);
+  if (BDT == KB_GEMM_F16) return _mm256_cvtph_ps(h);
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
+
+/* The first w < 8 elements from src, the rest zero (no read past them). */
+KB_TARGET_AVX2 static inline __m256 kb_gemm_load8_part(const int BDT, const void *src, int64_t w) {
+  if (BDT == KB_GEMM_F32) return _mm256_maskload_ps(src, kb_first8_lanes(w));
+  uint16_t t[8] = {0};
+  for (int64_t q = 0; q < w; q++) t[q] = ((const uint16_t *)src)[q];
+  return kb_gemm_load8(BDT, t);
+}
+
+/* 16 elements from src (storage type BDT), widened to float32. */
+KB_TARGET_AVX512 __attribute__((always_inline)) static inline __m512 kb_gemm_load16(const int BDT, const void *src) {
+  if (BDT == KB_GEMM_F32) return _mm512_loadu_ps(src);
+  __m256i h = _mm256_loadu_si256((const __m256i *)src);
+  if (BDT == KB_GEMM_F16) return _mm512_cvtph_ps(h);
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+
+/* The first w < 16 elements from src, the rest zero (no read past them). */
+KB_TARGET_AVX512 static inline __m512 kb_gemm_load16_part(const int BDT, const void *src, int64_t w) {
+  if (BDT == KB_GEMM_F32) return _mm512_maskz_loadu_ps(kb_first16_lanes(w), src);
+  uint16_t t[16] = {0};
+  for (int64_t q = 0; q < w; q++) t[q] = ((const uint16_t *)src)[q];
+  return kb_gemm_load16(BDT, t);
+}
+
+#endif /* KB_HAVE_X86_SIMD */
+
+#endif /* KB_CPU_GEMM_LOAD_H */
 /* ---- kernels/cpu/gemm_small_prefetch.h ---- */
 /* gemm_small_prefetch.h - the software prefetch of the next block of rows
  * in the products that read rows of B in blocks (small_dot in
@@ -10859,7 +10906,6 @@ kb_status kb_gemm_batched_f16(kb_context *ctx, bool trans_a, bool trans_b, int64
 #define rows_4 gemm_avx2__rows_4
 #define rows_2 gemm_avx2__rows_2
 #define rows_1 gemm_avx2__rows_1
-#define load_bf16_part gemm_avx2__load_bf16_part
 #define tail_cols gemm_avx2__tail_cols
 #define tail_f32 gemm_avx2__tail_f32
 #define tail_bf16 gemm_avx2__tail_bf16
@@ -11001,20 +11047,6 @@ DEFINE_ROWS(1)
  * increasing: every element the contract's fma chain (the two factors of
  * each product swapped, which changes no bit), started and finished as
  * the contract says. */
-/* w <= 8 bfloat16 values from src widened (the rest zero; nothing past
- * them read). */
-KB_TARGET_AVX2 __attribute__((always_inline)) static inline __m256 gemm_avx2__load_bf16_part(const uint16_t *src, int64_t w) {
-  __m128i h;
-  if (w == 8) {
-    h = _mm_loadu_si128((const __m128i *)src);
-  } else {
-    uint16_t t[8] = {0};
-    memcpy(t, src, (size_t)w * sizeof *src);
-    h = _mm_loadu_si128((const __m128i *)t);
-  }
-  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
-}
-
 KB_TARGET_AVX2 __attribute__((always_inline)) static inline void gemm_avx2__tail_cols(const int C, const int A16, int64_t kc,
                                                                          const void *a, int64_t a_rs,
                                                                          const float *b, int64_t b_rs, float *c,
@@ -11034,7 +11066,8 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline void gemm_avx2__tail
       if (l >= rows)
         r[l] = _mm256_setzero_ps();
       else if (A16)
-        r[l] = gemm_avx2__load_bf16_part((const uint16_t *)a + l * a_rs + p, w);
+        r[l] = w == 8 ? kb_gemm_load8(KB_GEMM_BF16, (const uint16_t *)a + l * a_rs + p)
+                      : kb_gemm_load8_part(KB_GEMM_BF16, (const uint16_t *)a + l * a_rs + p, w);
       else
         r[l] = _mm256_maskload_ps((const float *)a + l * a_rs + p, mask);
     }
@@ -11324,7 +11357,6 @@ const struct kb_gemm_ops kb__gemm_ops_avx2 = {MR, NR, gemm_avx2__kernel, gemm_av
 #undef gemv_dot
 #undef kernel
 #undef kernel_bf16a
-#undef load_bf16_part
 #undef load_block
 #undef pack_bt
 #undef rows_1
@@ -11348,7 +11380,6 @@ const struct kb_gemm_ops kb__gemm_ops_avx2 = {MR, NR, gemm_avx2__kernel, gemm_av
 #define tile_rows_half_f32 gemm_avx512__tile_rows_half_f32
 #define tile_rows_narrow_bf16 gemm_avx512__tile_rows_narrow_bf16
 #define tile_rows_half_bf16 gemm_avx512__tile_rows_half_bf16
-#define load_bf16_part gemm_avx512__load_bf16_part
 #define tail_cols gemm_avx512__tail_cols
 #define tail_f32 gemm_avx512__tail_f32
 #define tail_bf16 gemm_avx512__tail_bf16
@@ -11621,20 +11652,6 @@ DEFINE_TILE_EDGES(bf16, 1, uint16_t)
  * the same fma chain as in the row-broadcast tile (the two factors of each
  * product swapped, which changes no bit), started and finished as the
  * contract says. */
-/* w <= 16 bfloat16 values from src widened (the rest zero; nothing past
- * them read). */
-KB_TARGET_AVX512 __attribute__((always_inline)) static inline __m512 gemm_avx512__load_bf16_part(const uint16_t *src, int64_t w) {
-  __m256i h;
-  if (w == 16) {
-    h = _mm256_loadu_si256((const __m256i *)src);
-  } else {
-    uint16_t t[16] = {0};
-    memcpy(t, src, (size_t)w * sizeof *src);
-    h = _mm256_loadu_si256((const __m256i *)t);
-  }
-  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
-}
-
 KB_TARGET_AVX512 __attribute__((always_inline)) static inline void gemm_avx512__tail_cols(const int C, const int A16, int64_t kc,
                                                                            const void *a, int64_t a_rs,
                                                                            const float *b, int64_t b_rs, float *c,
@@ -11653,7 +11670,8 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void gemm_avx512__
       if (l >= rows)
         r[l] = _mm512_setzero_ps();
       else if (A16)
-        r[l] = gemm_avx512__load_bf16_part((const uint16_t *)a + l * a_rs + p, w);
+        r[l] = w == 16 ? kb_gemm_load16(KB_GEMM_BF16, (const uint16_t *)a + l * a_rs + p)
+                       : kb_gemm_load16_part(KB_GEMM_BF16, (const uint16_t *)a + l * a_rs + p, w);
       else
         r[l] = _mm512_maskz_loadu_ps(kb_first16_lanes(w), (const float *)a + l * a_rs + p);
     }
@@ -11891,7 +11909,6 @@ const struct kb_gemm_ops kb__gemm_ops_avx512 = {MR, NR, gemm_avx512__kernel, gem
 #undef gemv_dot
 #undef kernel
 #undef kernel_bf16a
-#undef load_bf16_part
 #undef load_block
 #undef pack_bt
 #undef rows_1
@@ -12823,8 +12840,6 @@ const struct kb_gemm_ops kb__gemm_ops_scalar = {MR, NR, gemm_scalar__kernel, gem
 #undef transpose
 
 /* ==== kernels/cpu/gemm_small_avx2.c ==== */
-#define load8 gemm_small_avx2__load8
-#define load_part gemm_small_avx2__load_part
 #define tile gemm_small_avx2__tile
 #define dot_blocks gemm_small_avx2__dot_blocks
 #define dot_m gemm_small_avx2__dot_m
@@ -12847,31 +12862,15 @@ const struct kb_gemm_ops kb__gemm_ops_scalar = {MR, NR, gemm_scalar__kernel, gem
 
 #define KB_SMALL_AXPY_AHEAD 8
 
-/* 8 elements of B from src (storage type BDT), widened to float32. */
-KB_TARGET_AVX2 __attribute__((always_inline)) static inline __m256 gemm_small_avx2__load8(const int BDT, const void *src) {
-  if (BDT == KB_GEMM_F32) return _mm256_loadu_ps(src);
-  __m128i h = _mm_loadu_si128((const __m128i *)src);
-  if (BDT == KB_GEMM_F16) return _mm256_cvtph_ps(h);
-  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
-}
-
-/* The first w < 8 elements of B from src, the rest zero (no read past them). */
-KB_TARGET_AVX2 static __m256 gemm_small_avx2__load_part(const int BDT, const void *src, int64_t w) {
-  if (BDT == KB_GEMM_F32) return _mm256_maskload_ps(src, kb_first8_lanes(w));
-  uint16_t t[8] = {0};
-  for (int64_t q = 0; q < w; q++) t[q] = ((const uint16_t *)src)[q];
-  return gemm_small_avx2__load8(BDT, t);
-}
-
 /* col[q] = B(j0 + l, p + q) in lane l for `rows` rows and w <= 8 steps. */
 KB_TARGET_AVX2 __attribute__((always_inline)) static inline void gemm_small_avx2__tile(const int BDT, const char *row0, int64_t ld_bytes,
                                                                     int64_t rows, int64_t w, __m256 col[8]) {
   __m256 r[8];
   if (rows == 8 && w == 8) {
-    _Pragma("GCC unroll 8") for (int l = 0; l < 8; l++) r[l] = gemm_small_avx2__load8(BDT, row0 + l * ld_bytes);
+    _Pragma("GCC unroll 8") for (int l = 0; l < 8; l++) r[l] = kb_gemm_load8(BDT, row0 + l * ld_bytes);
   } else {
     for (int l = 0; l < 8; l++)
-      r[l] = l >= rows ? _mm256_setzero_ps() : w == 8 ? gemm_small_avx2__load8(BDT, row0 + l * ld_bytes) : gemm_small_avx2__load_part(BDT, row0 + l * ld_bytes, w);
+      r[l] = l >= rows ? _mm256_setzero_ps() : w == 8 ? kb_gemm_load8(BDT, row0 + l * ld_bytes) : kb_gemm_load8_part(BDT, row0 + l * ld_bytes, w);
   }
   transpose8(r, col);
 }
@@ -12965,12 +12964,12 @@ KB_TARGET_AVX2 void kb__gemm_small_dot_avx2(int bdt, int64_t m, int64_t n, int64
 
 /* ---- packing 16-bit B for the blocked path ---- */
 
-/* A row of BDT values widened: 8 per load, the rest through load_part. */
+/* A row of BDT values widened: 8 per load, the rest through kb_gemm_load8_part. */
 KB_TARGET_AVX2 __attribute__((always_inline)) static inline void gemm_small_avx2__widen_row(const int BDT, int64_t n, const uint16_t *src,
                                                                          float *dst) {
   int64_t j = 0;
-  for (; j + 8 <= n; j += 8) _mm256_storeu_ps(dst + j, gemm_small_avx2__load8(BDT, src + j));
-  if (j < n) _mm256_maskstore_ps(dst + j, kb_first8_lanes(n - j), gemm_small_avx2__load_part(BDT, src + j, n - j));
+  for (; j + 8 <= n; j += 8) _mm256_storeu_ps(dst + j, kb_gemm_load8(BDT, src + j));
+  if (j < n) _mm256_maskstore_ps(dst + j, kb_first8_lanes(n - j), kb_gemm_load8_part(BDT, src + j, n - j));
 }
 
 /* kb_gemm_widen_fn. */
@@ -13026,7 +13025,7 @@ KB_TARGET_AVX2 __attribute__((always_inline)) static inline void gemm_small_avx2
     __m256 w[4];
     for (int v = 0; v < V; v++) {
       int64_t left = width - 8 * v;
-      w[v] = full || left >= 8 ? gemm_small_avx2__load8(BDT, row + v * 8 * esize) : gemm_small_avx2__load_part(BDT, row + v * 8 * esize, left);
+      w[v] = full || left >= 8 ? kb_gemm_load8(BDT, row + v * 8 * esize) : kb_gemm_load8_part(BDT, row + v * 8 * esize, left);
     }
     _Pragma("GCC unroll 16") for (int i = 0; i < M; i++) {
       __m256 ai = _mm256_set1_ps(a[i * lda + p]);
@@ -13084,14 +13083,10 @@ KB_TARGET_AVX2 void kb__gemm_small_axpy_avx2(int bdt, int64_t m, int64_t n, int6
 #undef axpy_m
 #undef dot_blocks
 #undef dot_m
-#undef load8
-#undef load_part
 #undef tile
 #undef widen_row
 
 /* ==== kernels/cpu/gemm_small_avx512.c ==== */
-#define load16 gemm_small_avx512__load16
-#define load_part gemm_small_avx512__load_part
 #define tile_f32_full gemm_small_avx512__tile_f32_full
 #define tile gemm_small_avx512__tile
 #define tile_pairs gemm_small_avx512__tile_pairs
@@ -13125,22 +13120,6 @@ KB_TARGET_AVX2 void kb__gemm_small_axpy_avx2(int bdt, int64_t m, int64_t n, int6
 
 /* Rows of B ahead of the current one that small_axpy prefetches. */
 #define KB_SMALL_AXPY_AHEAD 8
-
-/* 16 elements of B from src (storage type BDT), widened to float32. */
-KB_TARGET_AVX512 __attribute__((always_inline)) static inline __m512 gemm_small_avx512__load16(const int BDT, const void *src) {
-  if (BDT == KB_GEMM_F32) return _mm512_loadu_ps(src);
-  __m256i h = _mm256_loadu_si256((const __m256i *)src);
-  if (BDT == KB_GEMM_F16) return _mm512_cvtph_ps(h);
-  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
-}
-
-/* The first w < 16 elements of B from src, the rest zero (no read past them). */
-KB_TARGET_AVX512 static __m512 gemm_small_avx512__load_part(const int BDT, const void *src, int64_t w) {
-  if (BDT == KB_GEMM_F32) return _mm512_maskz_loadu_ps(kb_first16_lanes(w), src);
-  uint16_t t[16] = {0};
-  for (int64_t q = 0; q < w; q++) t[q] = ((const uint16_t *)src)[q];
-  return gemm_small_avx512__load16(BDT, t);
-}
 
 /* transpose16's result for a whole float32 tile (16 rows of 16 floats from
  * row0, rows ld_bytes apart), with a quarter of its shuffles moved to the
@@ -13197,10 +13176,10 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void gemm_small_av
     return;
   }
   if (rows == 16 && w == 16) {
-    _Pragma("GCC unroll 16") for (int l = 0; l < 16; l++) r[l] = gemm_small_avx512__load16(BDT, row0 + l * ld_bytes);
+    _Pragma("GCC unroll 16") for (int l = 0; l < 16; l++) r[l] = kb_gemm_load16(BDT, row0 + l * ld_bytes);
   } else {
     for (int l = 0; l < 16; l++)
-      r[l] = l >= rows ? _mm512_setzero_ps() : w == 16 ? gemm_small_avx512__load16(BDT, row0 + l * ld_bytes) : gemm_small_avx512__load_part(BDT, row0 + l * ld_bytes, w);
+      r[l] = l >= rows ? _mm512_setzero_ps() : w == 16 ? kb_gemm_load16(BDT, row0 + l * ld_bytes) : kb_gemm_load16_part(BDT, row0 + l * ld_bytes, w);
   }
   transpose16(r, col);
 }
@@ -13370,12 +13349,12 @@ KB_TARGET_AVX512 void kb__gemm_small_dot_avx512(int bdt, int64_t m, int64_t n, i
 
 /* ---- packing 16-bit B for the blocked path ---- */
 
-/* A row of BDT values widened: 16 per load, the rest through load_part. */
+/* A row of BDT values widened: 16 per load, the rest through kb_gemm_load16_part. */
 KB_TARGET_AVX512 __attribute__((always_inline)) static inline void gemm_small_avx512__widen_row(const int BDT, int64_t n,
                                                                            const uint16_t *src, float *dst) {
   int64_t j = 0;
-  for (; j + 16 <= n; j += 16) _mm512_storeu_ps(dst + j, gemm_small_avx512__load16(BDT, src + j));
-  if (j < n) _mm512_mask_storeu_ps(dst + j, kb_first16_lanes(n - j), gemm_small_avx512__load_part(BDT, src + j, n - j));
+  for (; j + 16 <= n; j += 16) _mm512_storeu_ps(dst + j, kb_gemm_load16(BDT, src + j));
+  if (j < n) _mm512_mask_storeu_ps(dst + j, kb_first16_lanes(n - j), kb_gemm_load16_part(BDT, src + j, n - j));
 }
 
 /* kb_gemm_widen_fn. */
@@ -13433,7 +13412,7 @@ KB_TARGET_AVX512 __attribute__((always_inline)) static inline void gemm_small_av
     __m512 w[4];
     for (int v = 0; v < V; v++) {
       int64_t left = width - 16 * v;
-      w[v] = full || left >= 16 ? gemm_small_avx512__load16(BDT, row + v * 16 * esize) : gemm_small_avx512__load_part(BDT, row + v * 16 * esize, left);
+      w[v] = full || left >= 16 ? kb_gemm_load16(BDT, row + v * 16 * esize) : kb_gemm_load16_part(BDT, row + v * 16 * esize, left);
     }
     _Pragma("GCC unroll 16") for (int i = 0; i < M; i++) {
       __m512 ai = _mm512_set1_ps(a[i * lda + p]);
@@ -13496,8 +13475,6 @@ KB_TARGET_AVX512 void kb__gemm_small_axpy_avx512(int bdt, int64_t m, int64_t n, 
 #undef axpy_m
 #undef dot_blocks
 #undef dot_m
-#undef load16
-#undef load_part
 #undef tile
 #undef tile_f32_full
 #undef tile_pairs
