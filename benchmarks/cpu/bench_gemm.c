@@ -42,6 +42,10 @@ static const struct gemm_case full_cases[] = {
      * the lanes. */
     {17, 3584, 1024, true, 0, " (linear layer, 17 rows)"},
     {34, 3584, 1024, true, 0, " (linear layer, 34 rows)"},
+    /* 8 rows past 16 (and 8 past 32): the swapped tile's last columns as a
+     * vector of 8. */
+    {24, 3584, 1024, true, 0, " (linear layer, 24 rows)"},
+    {40, 3584, 1024, true, 0, " (linear layer, 40 rows)"},
 };
 
 /* Odd sizes, both layouts, the m = 1 path: plumbing, not speed. */

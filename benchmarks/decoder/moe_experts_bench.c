@@ -11,9 +11,14 @@
  * kb_linear_w over tokens * K rows through a single expert's weights (the
  * same multiply-adds on the same shapes, with no routing, gathering or
  * weighted sum).  "dense / moe" >= 0.8 is issue 26's target (grouped
- * products at gemm speed).  With one token the step is memory bound: its
- * weight bytes read per second are printed beside a T-thread copy of as
- * many bytes.
+ * products at gemm speed).  That dense form reads one expert's weights where
+ * the step reads every expert some token picked (up to E times the bytes),
+ * so at few tokens, where both are memory bound, it is also timed against
+ * the step's own products done densely: for each expert with work, one
+ * kb_linear_glu_w and one kb_linear_w over its tokens' rows, gathered
+ * beforehand (the gather and the weighted sum not timed) - "per-exp / moe".
+ * The weight bytes the step reads per second are printed beside a T-thread
+ * copy of as many bytes (up to 64 tokens).  The three are timed in turns.
  * Fused pair: kb_linear_glu_w against kb_linear_w twice + kb_glu on the
  * same weights (1 and 64 rows).  Not a test: timings depend on the machine
  * (docs/performance.md records them). */
@@ -70,6 +75,9 @@ struct moe_args {
   /* dense */
   int64_t g1, d1;
   float *h, *yd;
+  /* per expert: expert e's rows are xg[first[e] * hidden ...], first[e + 1] - first[e] of them */
+  const float *xg;
+  const int64_t *first;
 };
 
 static void run_moe(const struct moe_args *a) {
@@ -88,6 +96,23 @@ static void run_dense(const struct moe_args *a, const float *xr) {
      "kb_linear_w");
 }
 
+/* The step's own products densely: each expert's gathered rows through its
+ * own weights, one expert after the other. */
+static void run_per_expert(const struct moe_args *a) {
+  for (int64_t e = 0; e < a->experts; e++) {
+    int64_t lo = a->first[e], rows = a->first[e + 1] - lo;
+    if (rows == 0) continue;
+    const char *g = (const char *)a->g + e * a->g1, *u = (const char *)a->u + e * a->g1;
+    const char *d = (const char *)a->d + e * a->d1;
+    ok(kb_linear_glu_w(a->ctx, rows, a->hidden, a->ffn, a->xg + lo * a->hidden, a->type, g, a->g1, u, a->g1,
+                       KB_ACTIVATION_SILU, a->h + lo * a->ffn),
+       "kb_linear_glu_w");
+    ok(kb_linear_w(a->ctx, rows, a->ffn, a->hidden, a->h + lo * a->ffn, a->type, d, a->d1, NULL, KB_ACTIVATION_NONE,
+                   a->yd + lo * a->hidden),
+       "kb_linear_w");
+  }
+}
+
 static double best_of(int reps, void (*fn)(const void *), const void *arg) {
   double best = 1e30;
   fn(arg); /* warm: pages faulted in, pool started */
@@ -100,12 +125,31 @@ static double best_of(int reps, void (*fn)(const void *), const void *arg) {
   return best;
 }
 
+/* Best of `reps` times of each of n functions, run in turns (one call of
+ * each per round, after a warming round), so that each meets the caches as
+ * the others left them, rather than the first one timed meeting the
+ * previous shape's. */
+static void best_in_turns(int reps, int n, void (*const fn[])(const void *), const void *const arg[], double best[]) {
+  for (int i = 0; i < n; i++) {
+    fn[i](arg[i]);
+    best[i] = 1e30;
+  }
+  for (int r = 0; r < reps; r++)
+    for (int i = 0; i < n; i++) {
+      double t = now();
+      fn[i](arg[i]);
+      t = now() - t;
+      if (t < best[i]) best[i] = t;
+    }
+}
+
 struct dense_arg {
   const struct moe_args *a;
   const float *xr;
 };
 
 static void moe_thunk(const void *p) { run_moe((const struct moe_args *)p); }
+static void per_expert_thunk(const void *p) { run_per_expert((const struct moe_args *)p); }
 static void dense_thunk(const void *p) {
   const struct dense_arg *d = (const struct dense_arg *)p;
   run_dense(d->a, d->xr);
@@ -169,8 +213,8 @@ int main(int argc, char **argv) {
   printf("kb_moe_experts: hidden %lld, ffn %lld, %lld experts, top_k %lld, SiLU; %d thread(s), ISA %s, best of %d\n",
          (long long)hidden, (long long)ffn, (long long)experts, (long long)top_k, threads,
          kb_cpu_isa(), reps);
-  printf("%-5s %6s %11s %11s %11s %9s %9s %9s %9s\n", "type", "tokens", "moe us", "dense us", "dense/moe", "GFLOP/s",
-         "GB/s", "copy GB/s", "rows/exp");
+  printf("%-5s %6s %11s %11s %11s %11s %9s %9s %9s %9s\n", "type", "tokens", "moe us", "dense us", "dense/moe",
+         "per-exp/moe", "GFLOP/s", "GB/s", "copy GB/s", "rows/exp");
   int64_t max_rows = kTokens[ntok - 1] * top_k;
   float *x = xalloc((size_t)(kTokens[ntok - 1] * hidden) * sizeof(float));
   float *xr = xalloc((size_t)(max_rows * hidden) * sizeof(float));
@@ -179,6 +223,8 @@ int main(int argc, char **argv) {
   float *y = xalloc((size_t)(kTokens[ntok - 1] * hidden) * sizeof(float));
   float *h = xalloc((size_t)(max_rows * ffn) * sizeof(float));
   float *yd = xalloc((size_t)(max_rows * hidden) * sizeof(float));
+  float *xg = xalloc((size_t)(max_rows * hidden) * sizeof(float));
+  int64_t *first = xalloc((size_t)(experts + 1) * sizeof(int64_t));
   for (int64_t i = 0; i < kTokens[ntok - 1] * hidden; i++) x[i] = next_uniform() * 2;
   for (int64_t i = 0; i < max_rows * hidden; i++) xr[i] = x[i % (kTokens[ntok - 1] * hidden)];
   for (size_t f = 0; f < sizeof formats / sizeof formats[0]; f++) {
@@ -202,10 +248,22 @@ int main(int argc, char **argv) {
           ids[t * top_k + j] = e;
           w[t * top_k + j] = 1.0f / (float)top_k;
         }
+      /* Each expert's tokens' rows, gathered in token order. */
+      int64_t at = 0;
+      for (int64_t e = 0; e < experts; e++) {
+        first[e] = at;
+        for (int64_t p = 0; p < tokens * top_k; p++)
+          if (ids[p] == e) memcpy(xg + (at++) * hidden, x + (p / top_k) * hidden, (size_t)hidden * sizeof(float));
+      }
+      first[experts] = at;
       struct moe_args a = {ctx, tokens, hidden, ffn, experts, top_k, x, w, ids, formats[f].type, g, u, d, gb, db, y,
-                           gb / experts, db / experts, h, yd};
+                           gb / experts, db / experts, h, yd, xg, first};
       struct dense_arg da = {&a, xr};
-      double tm = best_of(reps, moe_thunk, &a), td = best_of(reps, dense_thunk, &da);
+      void (*const fns[3])(const void *) = {moe_thunk, dense_thunk, per_expert_thunk};
+      const void *const args[3] = {&a, &da, &a};
+      double times[3];
+      best_in_turns(reps, 3, fns, args, times);
+      double tm = times[0], td = times[1], tp = times[2];
       double flops = 2.0 * 3.0 * (double)(tokens * top_k) * (double)hidden * (double)ffn;
       /* Weight bytes the step reads (the experts some token uses), and the
        * fewest and most rows an expert with work gets (its products' sizes). */
@@ -220,7 +278,7 @@ int main(int argc, char **argv) {
       }
       double wbytes = (double)used * (double)(2 * gb + db) / (double)experts;
       char gbs[32] = "", copy[32] = "";
-      if (tokens == 1) {
+      if (tokens <= 64) {
         char *src = xalloc((size_t)wbytes), *dst = xalloc((size_t)wbytes);
         memset(src, 1, (size_t)wbytes);
         memset(dst, 0, (size_t)wbytes);
@@ -232,8 +290,8 @@ int main(int argc, char **argv) {
       }
       char spread[48];
       snprintf(spread, sizeof spread, "%lld-%lld", (long long)fewest, (long long)most);
-      printf("%-5s %6lld %11.1f %11.1f %11.2f %9.1f %9s %9s %9s\n", formats[f].name, (long long)tokens, tm * 1e6,
-             td * 1e6, td / tm, flops / tm * 1e-9, gbs, copy, spread);
+      printf("%-5s %6lld %11.1f %11.1f %11.2f %11.2f %9.1f %9s %9s %9s\n", formats[f].name, (long long)tokens,
+             tm * 1e6, td * 1e6, td / tm, tp / tm, flops / tm * 1e-9, gbs, copy, spread);
       fflush(stdout);
     }
     free(g);
@@ -259,7 +317,7 @@ int main(int argc, char **argv) {
     free(g);
     free(u);
   }
-  free(x), free(xr), free(w), free(ids), free(y), free(h), free(yd);
+  free(x), free(xr), free(w), free(ids), free(y), free(h), free(yd), free(xg), free(first);
   kb_context_destroy(ctx);
   return 0;
 }
