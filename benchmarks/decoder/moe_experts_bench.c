@@ -20,8 +20,8 @@
  * The weight bytes the step reads per second are printed beside a T-thread
  * copy of as many bytes (up to 64 tokens).  The three are timed in turns.
  * Fused pair: kb_linear_glu_w against kb_linear_w twice + kb_glu on the
- * same weights (1 and 64 rows).  Not a test: timings depend on the machine
- * (docs/performance.md records them). */
+ * same weights (1 and 64 rows), the two timed in turns.  Not a test:
+ * timings depend on the machine (docs/performance.md records them). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,22 +113,10 @@ static void run_per_expert(const struct moe_args *a) {
   }
 }
 
-static double best_of(int reps, void (*fn)(const void *), const void *arg) {
-  double best = 1e30;
-  fn(arg); /* warm: pages faulted in, pool started */
-  for (int r = 0; r < reps; r++) {
-    double t = now();
-    fn(arg);
-    t = now() - t;
-    if (t < best) best = t;
-  }
-  return best;
-}
-
 /* Best of `reps` times of each of n functions, run in turns (one call of
- * each per round, after a warming round), so that each meets the caches as
- * the others left them, rather than the first one timed meeting the
- * previous shape's. */
+ * each per round, after a warming round: pages faulted in, pool started),
+ * so that each meets the caches as the others left them, rather than the
+ * first one timed meeting the previous shape's. */
 static void best_in_turns(int reps, int n, void (*const fn[])(const void *), const void *const arg[], double best[]) {
   for (int i = 0; i < n; i++) {
     fn[i](arg[i]);
@@ -270,8 +258,7 @@ int main(int argc, char **argv) {
       int used = 0;
       int64_t fewest = -1, most = 0;
       for (int64_t e = 0; e < experts; e++) {
-        int64_t rows = 0;
-        for (int64_t p = 0; p < tokens * top_k; p++) rows += ids[p] == e;
+        int64_t rows = first[e + 1] - first[e];
         used += rows > 0;
         if (rows > 0 && (fewest < 0 || rows < fewest)) fewest = rows;
         if (rows > most) most = rows;
@@ -309,7 +296,11 @@ int main(int argc, char **argv) {
     for (int r = 0; r < 2; r++) {
       float *gt = xalloc((size_t)(kRows[r] * ffn) * sizeof(float)), *ut = xalloc((size_t)(kRows[r] * ffn) * sizeof(float));
       struct pair_arg pa = {ctx, kRows[r], hidden, ffn, x, formats[f].type, g, u, bytes, gt, ut, h};
-      double tf = best_of(reps, fused_thunk, &pa), tu = best_of(reps, unfused_thunk, &pa);
+      void (*const fns[2])(const void *) = {fused_thunk, unfused_thunk};
+      const void *const args[2] = {&pa, &pa};
+      double times[2];
+      best_in_turns(reps, 2, fns, args, times);
+      double tf = times[0], tu = times[1];
       printf("%-5s %6lld %11.1f %11.1f %11.2f\n", formats[f].name, (long long)kRows[r], tf * 1e6, tu * 1e6, tu / tf);
       free(gt);
       free(ut);
